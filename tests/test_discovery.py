@@ -1,0 +1,371 @@
+"""Discovery over deliberately hostile trees: every skip reason is counted exactly, every indexed path
+is listed exactly."""
+
+from __future__ import annotations
+
+import builtins
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from woods import discovery
+from woods.discovery import discover
+
+
+def write(root: Path, rel: str, data: bytes | str = "x = 1\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def paths(result: discovery.DiscoveryResult) -> list[str]:
+    return [f.path for f in result.files]
+
+
+def can_be_denied(path: Path) -> bool:
+    """chmod 000 only bites when not running as root (root bypasses permission bits)."""
+    return not os.access(path, os.R_OK)
+
+
+# --- the big hostile tree ------------------------------------------------------------------------
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write(root, "src/app.py")
+    write(root, "src/invalid_utf8.py", b"\xff\xfe\xfa def broken(:\n")  # decoding is not our job
+    write(root, "src/nul.py", b"x = 1\n\x00\x01\x02")
+    write(root, "src/late_nul.py", b"#" * 8192 + b"\x00")  # NUL just past the 8 KiB sniff window
+    write(root, "src/edge_nul.py", b"#" * 8191 + b"\x00")  # NUL as the window's last byte
+    write(root, "src/empty.rb", b"")
+    write(root, "assets/logo.png", b"no NUL needed, the extension decides")
+    write(root, "assets/site.css", "body {}")
+    with open(root / "big.py", "wb") as handle:  # sparse 50 MB: no real disk use
+        handle.truncate(50 * 1024 * 1024)
+    write(root, "README.md", "# readme")
+    write(root, "node_modules/pkg/index.js")
+    write(root, "vendor/bundle/ruby/3.2/gems/rack/lib/rack.rb")
+    write(root, "vendor/lib/shim.rb")  # plain vendor/ is source
+    write(root, "dist/bundle.js")
+    write(root, "app/__pycache__/m.cpython-311.pyc", b"\x00")
+    write(root, "env/pyvenv.cfg", "home = /usr/bin")
+    write(root, "env/lib/site.py")
+    write(root, "myvenv/pyvenv.cfg", "home = /usr/bin")  # any virtualenv, whatever its name
+    write(root, "tools/env/setup.py")  # an `env` that is not a virtualenv is source
+    write(root, ".git/config", "[core]")
+    write(root, ".git/info/exclude", "local_only.py\n")
+    write(root, "local_only.py")
+    write(root, ".gitignore", "*.generated.py\ngen/\n!gen/keep.py\n")
+    write(root, "schema.generated.py")
+    write(root, "gen/keep.py")  # git cannot re-include a file under an excluded directory
+    write(root, ".woodsignore", "fixtures_big/\n")
+    write(root, "fixtures_big/data.py")
+    write(root, "pkg/.gitignore", "*.py\n!keep.py\n/anchored.rb\n")
+    write(root, "pkg/keep.py")
+    write(root, "pkg/drop.py")
+    write(root, "pkg/anchored.rb")
+    write(root, "pkg/deeper/anchored.rb")  # `/anchored.rb` is anchored to pkg/
+    write(root, "pkg/sub/.gitignore", "!drop.py\n!also.py\n")
+    write(root, "pkg/sub/.woodsignore", "also.py\n")  # same level: .woodsignore wins
+    write(root, "pkg/sub/drop.py")  # deeper negation re-includes
+    write(root, "pkg/sub/also.py")
+    write(root, "pkg/sub/keep.py")
+    os.close(os.open(os.fsencode(root) + b"/bad\xffname.py", os.O_CREAT | os.O_WRONLY, 0o644))
+    os.mkfifo(root / "pipe.py")  # opening it would block forever
+    return root
+
+
+def test_hostile_tree_exact_files_and_reasons(hostile: Path) -> None:
+    result = discover(hostile)
+
+    assert paths(result) == [
+        "pkg/deeper/anchored.rb",
+        "pkg/keep.py",
+        "pkg/sub/drop.py",
+        "pkg/sub/keep.py",
+        "src/app.py",
+        "src/empty.rb",
+        "src/invalid_utf8.py",
+        "src/late_nul.py",
+        "tools/env/setup.py",
+        "vendor/lib/shim.rb",
+    ]
+    assert result.skipped == Counter({
+        "ignored_dir": 7,  # .git node_modules vendor/bundle dist __pycache__ env myvenv
+        "gitignored": 7,  # local_only schema.generated gen/ fixtures_big/ drop anchored also
+        "unsupported": 7,  # README.md site.css .gitignore×3 .woodsignore×2
+        "binary": 3,  # logo.png nul.py edge_nul.py
+        "too_large": 1,
+        "bad_filename": 1,
+        "special_file": 1,
+    })
+    assert result.skipped_examples["ignored_dir"] == [
+        ".git", "app/__pycache__", "dist", "env", "myvenv"]  # the 5 smallest of 7
+    assert result.skipped_examples["gitignored"] == [
+        "fixtures_big", "gen", "local_only.py", "pkg/anchored.rb", "pkg/drop.py"]
+    assert result.skipped_examples["bad_filename"] == ["bad\\xffname.py"]
+    assert result.skipped_examples["too_large"] == ["big.py"]
+    assert result.skipped_examples["binary"] == ["assets/logo.png", "src/edge_nul.py", "src/nul.py"]
+    assert result.languages == Counter({"python": 7, "ruby": 3})
+    assert result.warnings == []
+
+
+def test_files_carry_stat_data_and_languages(hostile: Path) -> None:
+    result = discover(hostile)
+    by_path = {f.path: f for f in result.files}
+    app = by_path["src/app.py"]
+    st = os.stat(hostile / "src/app.py")
+    assert (app.size, app.mtime_ns, app.language) == (st.st_size, st.st_mtime_ns, "python")
+    assert app.abs_path == hostile / "src" / "app.py"
+    assert by_path["src/empty.rb"].size == 0
+    assert by_path["src/empty.rb"].language == "ruby"
+
+
+def test_large_files_are_never_opened(hostile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def spying_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spying_open)
+    result = discover(hostile)
+    assert "big.py" in result.skipped_examples["too_large"]
+    assert str(hostile / "big.py") not in opened
+    assert str(hostile / "src/app.py") in opened
+
+
+def test_max_file_bytes_is_inclusive(tmp_path: Path) -> None:
+    write(tmp_path, "exact.py", b"a" * 100)
+    write(tmp_path, "over.py", b"a" * 101)
+    result = discover(tmp_path, max_file_bytes=100)
+    assert paths(result) == ["exact.py"]
+    assert result.skipped == Counter({"too_large": 1})
+
+
+def test_on_file_reports_running_count_and_output_is_deterministic(hostile: Path) -> None:
+    seen: list[int] = []
+    first = discover(hostile, on_file=seen.append)
+    second = discover(hostile)
+    assert seen == list(range(1, len(first.files) + 1))
+    assert first == second
+
+
+# --- ignore rules --------------------------------------------------------------------------------
+def test_extra_ignores_beat_nested_negations(tmp_path: Path) -> None:
+    write(tmp_path, "a/.gitignore", "!*.py\n")
+    write(tmp_path, "a/x.py")
+    write(tmp_path, "a/y.py")
+    result = discover(tmp_path, extra_ignores=["x.py"])
+    assert paths(result) == ["a/y.py"]
+    assert result.skipped == Counter({"gitignored": 1, "unsupported": 1})
+
+
+def test_invalid_ignore_pattern_is_dropped_with_warning(tmp_path: Path) -> None:
+    write(tmp_path, "a/.gitignore", "!\nskip.py\n")
+    write(tmp_path, "a/.woodsignore", "# c\n!\nalso.py\n")
+    write(tmp_path, "a/skip.py")
+    write(tmp_path, "a/also.py")
+    write(tmp_path, "a/keep.py")
+    result = discover(tmp_path)
+    assert paths(result) == ["a/keep.py"]
+    assert result.skipped == Counter({"gitignored": 2, "unsupported": 2})
+    assert result.warnings == [
+        "a/.gitignore:1: invalid ignore pattern '!' dropped",
+        "a/.woodsignore:2: invalid ignore pattern '!' dropped",
+    ]
+
+
+def test_git_file_pointing_to_gitdir_honours_its_exclude(tmp_path: Path) -> None:
+    repo = tmp_path / "wt"
+    write(tmp_path, "gitdir/info/exclude", "# comment\nsecret.py\n")
+    write(repo, ".git", f"gitdir: {tmp_path / 'gitdir'}\n")
+    write(repo, "secret.py")
+    write(repo, "open.py")
+    result = discover(repo)
+    assert paths(result) == ["open.py"]
+    assert result.skipped == Counter({"gitignored": 1, "unsupported": 1})  # the .git file itself
+
+
+def test_directory_patterns_do_not_match_files(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "out/\n")
+    write(tmp_path, "out/x.py")
+    write(tmp_path, "src/out", b"plain file named out")
+    write(tmp_path, "src/out.py")
+    result = discover(tmp_path, is_indexable=lambda p: not p.endswith(".gitignore"))
+    assert paths(result) == ["src/out", "src/out.py"]
+    assert [f.language for f in result.files] == ["unknown", "python"]
+    assert result.skipped == Counter({"gitignored": 1, "unsupported": 1})
+
+
+def test_skip_dirs_can_be_replaced(tmp_path: Path) -> None:
+    write(tmp_path, "log/slog.go", "package log\n")
+    write(tmp_path, "node_modules/a.js")
+    assert paths(discover(tmp_path)) == []
+    result = discover(tmp_path, skip_dirs=("node_modules",))
+    assert paths(result) == ["log/slog.go"]
+    assert result.skipped == Counter({"ignored_dir": 1})
+
+
+# --- structure -----------------------------------------------------------------------------------
+def test_deep_nesting_without_recursion(tmp_path: Path) -> None:
+    depth = 500
+    deep = tmp_path.joinpath(*(["d"] * depth))
+    deep.mkdir(parents=True)
+    (deep / "bottom.py").write_text("x = 1\n")
+    write(tmp_path, "d/d/side.rb")
+    old_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)  # a recursive walk would blow up well before depth 500
+    try:
+        result = discover(tmp_path)
+    finally:
+        sys.setrecursionlimit(old_limit)
+    assert paths(result) == ["/".join(["d"] * depth + ["bottom.py"]), "d/d/side.rb"]
+    assert result.skipped == Counter()
+
+
+def test_root_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        discover(tmp_path / "missing")
+    write(tmp_path, "file.py")
+    with pytest.raises(NotADirectoryError):
+        discover(tmp_path / "file.py")
+    with pytest.raises(ValueError):
+        discover(tmp_path, max_file_bytes=-1)
+
+
+# --- symlinks ------------------------------------------------------------------------------------
+@pytest.fixture
+def linked(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write(tmp_path, "outside/o.py")
+    write(root, "real/a.py")
+    write(root, ".gitignore", "hidden/\n")
+    write(root, "hidden/h.py")
+    write(root, "hidden/only_via_dir.py")
+    (root / "real/loop").symlink_to("..")  # an ancestor: a real cycle
+    (root / "real/self").symlink_to(".")  # its own directory
+    (root / "alias.py").symlink_to("real/a.py")  # target already indexed
+    (root / "mirror").symlink_to("real")  # sibling directory already walked
+    (root / "cycle1").symlink_to("cycle2")
+    (root / "cycle2").symlink_to("cycle1")  # ELOOP
+    (root / "out_dir").symlink_to(tmp_path / "outside")
+    (root / "out.py").symlink_to(tmp_path / "outside/o.py")
+    (root / "sneaky").symlink_to("../outside")  # relative, still outside
+    (root / "broken.py").symlink_to("missing.py")
+    (root / "exposed.py").symlink_to("hidden/h.py")  # target ignored: indexed under the link
+    (root / "exposed_dir").symlink_to("hidden")  # walked under the link; h.py is a duplicate
+    return root
+
+
+def test_symlinks_never_leave_root_loop_or_duplicate(linked: Path) -> None:
+    result = discover(linked)
+    assert paths(result) == ["exposed.py", "exposed_dir/only_via_dir.py", "real/a.py"]
+    assert result.skipped == Counter({
+        "symlink_loop": 4,  # real/loop real/self cycle1 cycle2
+        "symlink_duplicate": 3,  # alias.py mirror exposed_dir/h.py
+        "symlink_outside": 3,  # out_dir out.py sneaky
+        "broken_symlink": 1,
+        "gitignored": 1,  # hidden/
+        "unsupported": 1,  # .gitignore
+    })
+    assert result.skipped_examples["symlink_loop"] == ["cycle1", "cycle2", "real/loop", "real/self"]
+    assert result.skipped_examples["symlink_duplicate"] == ["alias.py", "exposed_dir/h.py", "mirror"]
+    assert result.skipped_examples["symlink_outside"] == ["out.py", "out_dir", "sneaky"]
+
+
+def test_symlinks_not_followed_when_disabled(linked: Path) -> None:
+    result = discover(linked, follow_symlinks=False)
+    assert paths(result) == ["real/a.py"]
+    assert result.skipped == Counter({"symlink_not_followed": 12, "gitignored": 1, "unsupported": 1})
+
+
+def test_ignored_symlink_is_not_resolved(tmp_path: Path) -> None:
+    write(tmp_path, ".gitignore", "broken.py\n")
+    (tmp_path / "broken.py").symlink_to("nowhere.py")
+    result = discover(tmp_path)
+    assert result.skipped == Counter({"gitignored": 1, "unsupported": 1})
+
+
+# --- failures mid-walk ---------------------------------------------------------------------------
+def test_unreadable_file_and_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "ok.py")
+    secret_file = write(tmp_path, "secret.py")
+    locked_dir = tmp_path / "locked"
+    write(tmp_path, "locked/inner.py")
+    write(tmp_path, "after/z.py")  # the walk continues past the failures
+    secret_file.chmod(0o000)
+    locked_dir.chmod(0o000)
+    try:
+        if not can_be_denied(secret_file):  # running as root: simulate the denials
+            real_open, real_scandir = builtins.open, os.scandir
+
+            def denying_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+                if os.fspath(file) == str(secret_file):
+                    raise PermissionError(13, "Permission denied", os.fspath(file))
+                return real_open(file, *args, **kwargs)
+
+            def denying_scandir(path=".", *args):  # type: ignore[no-untyped-def]
+                if os.fspath(path) == str(locked_dir):
+                    raise PermissionError(13, "Permission denied", os.fspath(path))
+                return real_scandir(path, *args)
+
+            monkeypatch.setattr(builtins, "open", denying_open)
+            monkeypatch.setattr(os, "scandir", denying_scandir)
+        result = discover(tmp_path)
+    finally:
+        monkeypatch.undo()
+        secret_file.chmod(0o644)
+        locked_dir.chmod(0o755)
+    assert paths(result) == ["after/z.py", "ok.py"]
+    assert result.skipped == Counter({"unreadable": 2})
+    assert result.skipped_examples["unreadable"] == ["locked", "secret.py"]
+    assert result.warnings == ["cannot list locked: Permission denied"]
+
+
+def test_file_vanishing_mid_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "stays.py")
+    doomed = write(tmp_path, "doomed.py")
+    real_stat, real_unlink = os.stat, os.unlink
+
+    def deleting_stat(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.fspath(path) == str(doomed) and os.path.lexists(doomed):
+            real_unlink(doomed)  # deleted after listing, before stat
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", deleting_stat)
+    result = discover(tmp_path)
+    monkeypatch.undo()
+    assert paths(result) == ["stays.py"]
+    assert result.skipped == Counter({"vanished": 1})
+    assert result.skipped_examples == {"vanished": ["doomed.py"]}
+
+
+def test_directory_vanishing_mid_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path, "gone/x.py")
+    write(tmp_path, "kept/y.py")
+    real_scandir = os.scandir
+
+    def deleting_scandir(path=".", *args):  # type: ignore[no-untyped-def]
+        if os.fspath(path) == str(tmp_path / "gone"):
+            raise FileNotFoundError(2, "No such file or directory", os.fspath(path))
+        return real_scandir(path, *args)
+
+    monkeypatch.setattr(os, "scandir", deleting_scandir)
+    result = discover(tmp_path)
+    monkeypatch.undo()
+    assert paths(result) == ["kept/y.py"]
+    assert result.skipped == Counter({"vanished": 1})
+
+
+def test_root_given_through_a_symlink(linked: Path, tmp_path: Path) -> None:
+    (tmp_path / "repo_link").symlink_to(linked)
+    via_link = discover(tmp_path / "repo_link")
+    direct = discover(linked)
+    assert paths(via_link) == paths(direct)
+    assert via_link.skipped == direct.skipped
+    assert via_link.files[0].abs_path == tmp_path / "repo_link" / via_link.files[0].path

@@ -1,0 +1,301 @@
+"""Store behaviour: storage keys, the metadata search contract, FTS, vectors, PageRank, layout."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from woods.embedding.fake import FakeEmbeddingProvider
+from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
+from woods.indexing import build_index_from_units
+from woods.store import index as layout
+from woods.store.graph import compute_pagerank
+from woods.store.identity import assign_keys, key_parts, public_identifier, strip_chunk, typed_key
+from woods.store.index import IndexStores, StoreLock
+from woods.units import Dependency, Unit
+
+
+def unit(identifier: str, type_: str = "class", source: str = "", path: str = "app/x.rb", **kw) -> Unit:
+    return Unit(
+        identifier=identifier,
+        type=type_,
+        language="ruby",
+        file_path=path,
+        line_start=kw.pop("line_start", 1),
+        line_end=kw.pop("line_end", 3),
+        source_code=source or f"class {identifier}\nend\n",
+        **kw,
+    )
+
+
+def build(tmp_path: Path, units: list[Unit], link: bool = True) -> IndexStores:
+    store = tmp_path / "store"
+    build_index_from_units(units, FakeEmbeddingProvider(), store, link=link)
+    return IndexStores.open(store)
+
+
+# -- identity ---------------------------------------------------------------------------------------
+
+
+def test_typed_key_round_trip_and_public_identifier():
+    key = typed_key("Shared", "model")
+    assert key.startswith("@woods-unit:") and "=" not in key
+    assert key_parts(key) == ("Shared", "model")
+    assert public_identifier(key) == "Shared"
+    assert public_identifier("Billing::Invoice") == "Billing::Invoice"
+    assert key_parts("@woods-unit:!!!") is None
+
+
+def test_assign_keys_plain_typed_and_located():
+    units = [
+        unit("A"),
+        unit("Shared", "lib"),
+        unit("Shared", "model"),
+        unit("Twice", path="a.rb"),
+        unit("Twice", path="b.rb"),
+    ]
+    keys = assign_keys(units)
+    assert keys[0] == "A"
+    assert key_parts(keys[1]) == ("Shared", "lib") and key_parts(keys[2]) == ("Shared", "model")
+    assert keys[3] != keys[4] and public_identifier(keys[3]) == public_identifier(keys[4]) == "Twice"
+    assert len(set(keys)) == len(keys)
+
+
+def test_strip_chunk_only_strips_trailing_chunk_suffix():
+    assert strip_chunk("A::B#charge#chunk_12") == "A::B#charge"
+    assert strip_chunk("A#chunk_x") == "A#chunk_x"
+    assert strip_chunk("A#chunk_1#other") == "A#chunk_1#other"
+
+
+# -- metadata search contract (Ruby MetadataStore#search) --------------------------------------------
+
+
+def test_search_is_case_insensitive_substring_in_insertion_order(tmp_path):
+    stores = build(tmp_path, [
+        unit("Zeta", source="class Zeta\n  def refund_payment; end\nend\n"),
+        unit("Alpha", source="class Alpha\n  # handles REFUNDS\nend\n"),
+        unit("Beta", source="class Beta\nend\n"),
+    ])
+    hits = [r["identifier"] for r in stores.metadata.search("Refund")]
+    assert hits == ["Zeta", "Alpha"]  # rowid order, not alphabetical
+    assert stores.metadata.search("und_pay")[0]["identifier"] == "Zeta"  # substring, not word
+    stores.close()
+
+
+def test_search_treats_like_wildcards_literally_and_validates_fields(tmp_path):
+    stores = build(tmp_path, [
+        unit("Pct", source="class Pct\n  RATE = '50%_off'\nend\n"),
+        unit("Plain", source="class Plain\n  RATE = '50 off'\nend\n"),
+    ])
+    assert [r["identifier"] for r in stores.metadata.search("50%_")] == ["Pct"]
+    assert [r["identifier"] for r in stores.metadata.search("%")] == ["Pct"]
+    assert [r["identifier"] for r in stores.metadata.search("pct", fields=["identifier"])] == ["Pct"]
+    assert stores.metadata.search("class", fields=["identifier"]) == []
+    with pytest.raises(ValueError):
+        stores.metadata.search("x", fields=["identifier; drop table units"])
+    stores.close()
+
+
+def test_whole_record_search_matches_key_names_but_not_positions(tmp_path):
+    stores = build(tmp_path, [unit("Alpha", line_start=4242, line_end=4300)])
+    assert stores.metadata.search("namespace")  # a key name is part of the whole-record haystack
+    assert stores.metadata.search("4242") == []  # positional bookkeeping is never matched
+    stores.close()
+
+
+def test_records_carry_storage_key_and_typed_duplicates_stay_apart(tmp_path):
+    stores = build(tmp_path, [unit("Shared", "lib"), unit("Shared", "model", path="app/models/shared.rb")])
+    records = stores.metadata.find_by_identifier("Shared")
+    assert [r["type"] for r in records] == ["lib", "model"]
+    assert all(key_parts(r["id"]) == ("Shared", r["type"]) for r in records)
+    assert stores.metadata.find("Shared") is None
+    assert set(stores.metadata.find_batch([r["id"] for r in records])) == {r["id"] for r in records}
+    stores.close()
+
+
+def test_fts_ranks_name_hits_and_survives_syntax_characters(tmp_path):
+    stores = build(tmp_path, [
+        unit("InvoiceMailer", source="class InvoiceMailer\n  def notify; end\nend\n"),
+        unit("Report", source="class Report\n  # mentions invoice once\nend\n"),
+    ])
+    hits = stores.metadata.fts("invoice", 10)
+    assert [k for k, _ in hits][0] == "InvoiceMailer"
+    for hostile in ['"', "AND OR NOT", "*", "a:b", "(", "NEAR(", "\x00"]:
+        stores.metadata.fts(hostile, 5)  # never an FTS5 syntax error
+    stores.close()
+
+
+# -- vectors ------------------------------------------------------------------------------------------
+
+
+def test_vector_search_orders_ties_by_embedding_id_and_filters_before_limit(tmp_path):
+    same = "class Same\nend\n"
+    units = [unit(f"T{i}", source=same.replace("Same", "Same"), path=f"t{i}.rb") for i in range(5)]
+    units.append(unit("Job", "job", source="class Job\n  def perform; end\nend\n"))
+    stores = build(tmp_path, units, link=False)
+    # Identical sources but different identifiers → the prefix differs; query the shared body only.
+    query = FakeEmbeddingProvider().embed("class same end")
+    hits = stores.vectors.search(query, 3)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    for a, b in zip(hits, hits[1:], strict=False):
+        if a.score == b.score:
+            assert a.embedding_id < b.embedding_id
+    only_jobs = stores.vectors.search(query, 3, types=["job"])
+    assert [h.embedding_id for h in only_jobs] == ["Job"]
+    assert stores.vectors.search(query, 2, keys=["T3"])[0].metadata["identifier"] == "T3"
+    stores.close()
+
+
+# -- pagerank -----------------------------------------------------------------------------------------
+
+
+def _reference_pagerank(nodes, edges, d=0.85, iterations=20):
+    n = len(nodes)
+    rank = {x: 1 / n for x in nodes}
+    out = {x: 0 for x in nodes}
+    for s, t in edges:
+        if s in out and t in out:
+            out[s] += 1
+    for _ in range(iterations):
+        dangling = sum(rank[x] for x in nodes if out[x] == 0)
+        new = {}
+        for x in nodes:
+            incoming = sum(rank[s] / out[s] for s, t in edges if t == x and s in out)
+            new[x] = (1 - d) / n + d * (incoming + dangling / n)
+        rank = new
+    return rank
+
+
+def test_pagerank_matches_the_ruby_formula_with_multiplicity_and_dangling_mass():
+    nodes = ["a", "b", "c", "d"]
+    edges = [("a", "b"), ("a", "b"), ("a", "c"), ("b", "c"), ("c", "a"), ("a", "external")]
+    got = compute_pagerank(nodes, edges)
+    want = _reference_pagerank(nodes, edges)
+    assert got == pytest.approx(want, abs=1e-12)
+    assert sum(got.values()) == pytest.approx(1.0)
+    assert got["b"] > got["d"]  # two references from a beat none
+
+
+# -- layout: publish, open, corruption ----------------------------------------------------------------
+
+
+def test_missing_index_is_a_clear_error(tmp_path):
+    with pytest.raises(IndexNotFoundError, match="woods index"):
+        IndexStores.open(tmp_path / "nothing")
+
+
+def test_republish_keeps_one_current_generation_and_reuses_vectors(tmp_path):
+    store = tmp_path / "store"
+    units = [unit("A"), unit("B", source="class B\n  def b; end\nend\n")]
+    first = build_index_from_units(units, FakeEmbeddingProvider(), store)
+    assert first.embedded == 2 and first.reused_vectors == 0
+    second = build_index_from_units([*units, unit("C")], FakeEmbeddingProvider(), store)
+    assert second.embedded == 1 and second.reused_vectors == 2
+    assert second.generation != first.generation
+    with IndexStores.open(store) as stores:
+        assert stores.generation.name == second.generation
+        assert stores.metadata.count() == 3
+    assert not list(store.glob("building-*"))
+
+
+def _corrupt_case(tmp_path: Path, damage) -> None:
+    store = tmp_path / "store"
+    build_index_from_units([unit("A"), unit("B")], FakeEmbeddingProvider(), store)
+    generation = layout.read_current(store)
+    damage(generation)
+    with pytest.raises(CorruptIndexError, match="woods index --full"):
+        stores = IndexStores.open(store)
+        _ = stores.vectors
+
+
+def test_truncated_sqlite_is_reported(tmp_path):
+    def damage(gen: Path) -> None:
+        db = gen / layout.METADATA_FILE
+        db.write_bytes(db.read_bytes()[:300])
+
+    _corrupt_case(tmp_path, damage)
+
+
+def test_foreign_schema_is_reported(tmp_path):
+    def damage(gen: Path) -> None:
+        manifest = json.loads((gen / layout.MANIFEST_FILE).read_text())
+        manifest["schema_version"] = 99
+        (gen / layout.MANIFEST_FILE).write_text(json.dumps(manifest))
+
+    _corrupt_case(tmp_path, damage)
+
+
+def test_vector_count_mismatch_is_reported(tmp_path):
+    def damage(gen: Path) -> None:
+        from woods.store.vectors import write_vectors
+
+        write_vectors(gen / layout.VECTORS_FILE, np.arange(1), np.ones((1, 128), np.float32), 128)
+
+    _corrupt_case(tmp_path, damage)
+
+
+def test_garbage_faiss_file_is_reported(tmp_path):
+    _corrupt_case(tmp_path, lambda gen: (gen / layout.VECTORS_FILE).write_bytes(b"not faiss"))
+
+
+def test_wrong_dimension_is_reported(tmp_path):
+    def damage(gen: Path) -> None:
+        manifest = json.loads((gen / layout.MANIFEST_FILE).read_text())
+        manifest["embedder"]["dimension"] = 384
+        (gen / layout.MANIFEST_FILE).write_text(json.dumps(manifest))
+
+    _corrupt_case(tmp_path, damage)
+
+
+def test_unreadable_current_pointer_is_reported(tmp_path):
+    store = tmp_path / "store"
+    build_index_from_units([unit("A")], FakeEmbeddingProvider(), store)
+    (store / layout.CURRENT_FILE).write_text("{not json")
+    with pytest.raises(CorruptIndexError):
+        IndexStores.open(store)
+
+
+def test_reading_never_writes(tmp_path):
+    store = tmp_path / "store"
+    build_index_from_units([unit("A"), unit("B")], FakeEmbeddingProvider(), store)
+
+    def snapshot() -> dict[str, bytes]:
+        return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()}
+
+    before = snapshot()
+    with IndexStores.open(store) as stores:
+        stores.metadata.search("a")
+        stores.metadata.fts("a", 5)
+        stores.vectors.search(FakeEmbeddingProvider().embed("class a"), 5)
+        stores.graph.dependencies_of("A")
+    assert snapshot() == before
+
+
+def test_lock_times_out_with_a_clear_error(tmp_path):
+    with StoreLock(tmp_path, wait=0), pytest.raises(LockTimeoutError, match="--wait"):
+        # flock is per open file description: a second open in the same process conflicts.
+        with StoreLock(tmp_path, wait=0.3):
+            pass
+
+
+def test_edges_keep_structural_targets_and_drop_unresolved_references(tmp_path):
+    units = [
+        unit("Billing::Invoice", dependencies=(
+            Dependency("ApplicationRecord", "superclass"),
+            Dependency("Missing", "code_reference"),
+            Dependency("Tax", "code_reference", lookup=("Billing::Tax", "Tax")),
+        )),
+        unit("Billing::Tax"),
+    ]
+    stores = build(tmp_path, units)
+    assert stores.graph.dependencies_of("Billing::Invoice") == ["ApplicationRecord", "Billing::Tax"]
+    assert stores.graph.dependents_of("Billing::Tax") == ["Billing::Invoice"]
+    record = stores.metadata.find("Billing::Tax")
+    assert record["dependents"] == [{"type": "class", "identifier": "Billing::Invoice"}]
+    assert sqlite3.sqlite_version
+    stores.close()

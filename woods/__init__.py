@@ -1,0 +1,9 @@
+"""woods — code retrieval for coding assistants.
+
+Kept import-light on purpose: `import woods` (and `woods --help`) must not load torch, FAISS or
+tree-sitter grammars; each heavy dependency is imported where it is first needed.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,379 @@
+"""The `woods` command line (typer + rich): index, search, status, evaluate.
+
+Conventions every command keeps (DEVELOPERS.md): exit 0 ok, 2 bad input (the message says what
+to do), 3 clarification needed, 1 unexpected (one line; `--debug` for the traceback). `--json`
+prints exactly one JSON object with `schema_version` on stdout and nothing else; progress and
+human chatter go to stderr. Reading commands never write to the index.
+
+Heavy modules (torch, FAISS, tree-sitter grammars) are imported inside the commands that need
+them, so `woods --help` and `woods status` start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import click
+import typer
+
+from woods.errors import InputError, WoodsError
+
+JSON_SCHEMA_VERSION = 1
+# Ruby MAX_QUERY_BYTES: a query is a question, not a document; bigger input is a caller bug.
+MAX_QUERY_BYTES = 8192
+
+app = typer.Typer(
+    name="woods",
+    help="Index a repository with tree-sitter and search it: code retrieval for coding assistants.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+class Strategy(StrEnum):
+    auto = "auto"
+    vector = "vector"
+    keyword = "keyword"
+    graph = "graph"
+    direct = "direct"
+    hybrid = "hybrid"
+
+
+class Mode(StrEnum):
+    semantic = "semantic"
+    lexical = "lexical"
+
+
+# -- error handling ------------------------------------------------------------------------------
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    sys.stderr.write(f"woods: error: {message}\n")
+    raise SystemExit(code)
+
+
+def _run(debug: bool, action: Callable[[], int | None]) -> None:
+    """Run a command body, turning every failure into one stderr line and its exit code."""
+    try:
+        code = action()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("woods: interrupted\n")
+        raise SystemExit(130) from None
+    except WoodsError as exc:
+        if debug:
+            traceback.print_exc()
+        _fail(str(exc), exc.exit_code)
+    except Exception as exc:
+        if debug:
+            traceback.print_exc()
+        exit_code = 2 if _is_input_error(exc) else 1
+        message = str(exc) or exc.__class__.__name__
+        if exit_code == 1:
+            message = f"unexpected {exc.__class__.__name__}: {message} (run with --debug for the traceback)"
+        _fail(message.splitlines()[0] if message else exc.__class__.__name__, exit_code)
+    raise SystemExit(code or 0)
+
+
+def _is_input_error(exc: Exception) -> bool:
+    """Retrieval's typed bad-input errors (InvalidQueryError, InvalidScopeError …) exit 2."""
+    from woods.retrieval import candidates
+
+    return isinstance(exc, candidates.RetrievalError) and not isinstance(exc, candidates.StoreError)
+
+
+def _emit_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps({"schema_version": JSON_SCHEMA_VERSION, **payload}, ensure_ascii=False) + "\n")
+
+
+def _store_dir(path: Path | None, store: Path | None) -> Path:
+    from woods.store.index import store_dir_for
+
+    if path is not None and store is not None:
+        raise InputError("pass either --path or --store, not both")
+    if path is not None and not path.exists():
+        raise InputError(f"path not found: {path}")
+    return store_dir_for(path, store)
+
+
+def _open_index(path: Path | None, store: Path | None) -> Any:
+    from woods.store.index import IndexStores
+
+    return IndexStores.open(_store_dir(path, store))
+
+
+def _validate_query(query: str) -> None:
+    if not query.strip():
+        raise InputError("the query is blank; pass what you are looking for, e.g. woods search \"invoice total\"")
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        raise InputError(f"the query is {size} bytes, over the {MAX_QUERY_BYTES}-byte limit; shorten it")
+
+
+# -- index ---------------------------------------------------------------------------------------
+
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
+PathOpt = Annotated[Path | None, typer.Option("--path", help="Repository whose .woods index to use (default: cwd).")]
+StoreOpt = Annotated[Path | None, typer.Option("--store", help="Index directory (instead of PATH/.woods).")]
+
+
+@app.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="Repository to index.")] = Path("."),
+    store: StoreOpt = None,
+    max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1, help="Skip files larger than this.")] = 1_000_000,
+    wait: Annotated[float, typer.Option("--wait", min=0, help="Seconds to wait for another running index.")] = 30.0,
+    embedder: Annotated[str, typer.Option("--embedder", hidden=True, help="minilm (default) or fake (tests).")] = "minilm",
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Index PATH: discover, parse, embed and publish a new index (old one stays until it is ready)."""
+
+    def action() -> int:
+        from woods.embedding.select import index_provider
+        from woods.indexing import index_repository
+        from woods.store.index import store_dir_for
+
+        if not path.exists():
+            raise InputError(f"path not found: {path}")
+        if not path.is_dir():
+            raise InputError(f"not a directory: {path}; pass a repository directory")
+        if embedder not in ("minilm", "fake"):
+            raise InputError(f"unknown embedder {embedder!r}; use minilm")
+        target = store_dir_for(path, store)
+        started = time.perf_counter()
+        with _progress(enabled=not as_json) as progress:
+            summary = index_repository(
+                path, target, lambda: index_provider(embedder), max_file_bytes=max_file_bytes,
+                progress=progress, wait=wait,
+            )
+        elapsed = time.perf_counter() - started
+        if as_json:
+            _emit_json({"summary": summary.to_dict(), "seconds": round(elapsed, 3), "warnings": summary.warnings})
+        else:
+            _print_index_summary(summary, elapsed)
+        return 0
+
+    _run(debug, action)
+
+
+def _progress(enabled: bool) -> Any:
+    from woods.progress import make_progress
+
+    return make_progress(enabled)
+
+
+def _print_index_summary(summary: Any, elapsed: float) -> None:
+    err = sys.stderr
+    langs = ", ".join(f"{k} {v}" for k, v in summary.files_by_language.items()) or "none"
+    types = ", ".join(f"{k} {v}" for k, v in summary.units_by_type.items()) or "none"
+    skipped = ", ".join(f"{k} {v}" for k, v in summary.skipped.items()) or "none"
+    phases = ", ".join(f"{k} {v:.1f}s" for k, v in summary.seconds.items())
+    err.write(f"indexed {summary.files} files ({langs})\n")
+    err.write(f"units {summary.units} ({types})\n")
+    err.write(
+        f"chunks {summary.chunks} (embedded {summary.embedded}, reused {summary.reused_vectors}); "
+        f"edges {summary.edges} ({summary.resolved_edges} resolved)\n"
+    )
+    err.write(f"skipped: {skipped}\n")
+    if summary.parse_failures or summary.warnings:
+        err.write(f"warnings: {len(summary.warnings)} (first: {summary.warnings[0] if summary.warnings else '-'})\n")
+    err.write(f"time {elapsed:.1f}s ({phases}); index at {summary.store_dir}\n")
+
+
+# -- search --------------------------------------------------------------------------------------
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What you are looking for.")],
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=200, help="Results to show.")] = 10,
+    strategy: Annotated[Strategy, typer.Option("--strategy", help="Force a strategy (default: classify).")] = Strategy.auto,
+    types: Annotated[list[str] | None, typer.Option("--type", help="Only units of this type (repeatable).")] = None,
+    exclude_types: Annotated[list[str] | None, typer.Option("--exclude-type", help="Drop this type (repeatable).")] = None,
+    budget: Annotated[int, typer.Option("--budget", min=1, help="Token budget of the assembled context.")] = 8000,
+    context: Annotated[bool, typer.Option("--context", help="Print the assembled context.")] = False,
+    mode: Annotated[Mode, typer.Option("--mode", help="semantic (default) or lexical (BM25F).")] = Mode.semantic,
+    path_prefixes: Annotated[list[str] | None, typer.Option("--path-prefix", help="Only files under this path (repeatable).")] = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Search the index: classify the query, run the strategy, rank, assemble a context."""
+
+    def action() -> int:
+        _validate_query(query)
+        stores = _open_index(path, store)
+        try:
+            result = _retrieve(stores, query, limit=limit, strategy=strategy.value, types=types,
+                               exclude_types=exclude_types, budget=budget, mode=mode.value,
+                               path_prefixes=path_prefixes)
+        finally:
+            stores.close()
+        if as_json:
+            payload = result.to_dict()
+            payload.setdefault("warnings", [])
+            if not context:
+                payload.pop("context", None)
+            _emit_json(payload)
+            return 0
+        _print_results(result, context)
+        return 0
+
+    _run(debug, action)
+
+
+def _retrieve(stores: Any, query: str, **options: Any) -> Any:
+    from woods.embedding.select import query_embedder
+    from woods.retrieval.retriever import Retriever
+
+    retriever = Retriever(stores, lambda: query_embedder(stores.manifest.embedder), mode=options.pop("mode"))
+    strategy = options.pop("strategy")
+    return retriever.retrieve(query, strategy=None if strategy == "auto" else strategy, **options)
+
+
+def _print_results(result: Any, show_context: bool) -> None:
+    out = sys.stdout
+    payload = result.to_dict()
+    rows = payload.get("results", [])
+    if not rows:
+        out.write("no results\n")
+    for i, row in enumerate(rows, 1):
+        where = f"{row['file_path']}:{row['line_start']}-{row['line_end']}"
+        found_by = ",".join(row.get("sources", []))
+        out.write(f"{i:>2}. {row['identifier']}  [{row['type']}]  {where}  score {row['score']:.3f}  ({found_by})\n")
+    sys.stderr.write(
+        f"strategy {payload.get('strategy')}; {len(rows)} results; "
+        f"{payload.get('trace', {}).get('elapsed_ms', '?')} ms\n"
+    )
+    if show_context:
+        out.write("\n" + str(payload.get("context", "")) + "\n")
+
+
+# -- status --------------------------------------------------------------------------------------
+
+
+@app.command()
+def status(
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Show what the index holds and which files changed since it was built."""
+
+    def action() -> int:
+        from woods.freshness import changes_since_index
+
+        stores = _open_index(path, store)
+        try:
+            manifest = stores.manifest.data
+            changes = changes_since_index(stores)
+            payload = {
+                "store": str(stores.store_dir),
+                "generation": stores.generation.name,
+                "manifest": manifest,
+                "units_by_type": stores.metadata.type_counts(),
+                "files_by_language": stores.metadata.language_counts(),
+                "changes": changes.to_dict(),
+                "warnings": [],
+            }
+        finally:
+            stores.close()
+        if as_json:
+            _emit_json(payload)
+            return 0
+        out = sys.stdout
+        counts = manifest.get("counts", {})
+        out.write(f"index: {payload['store']} (generation {payload['generation']}, built {manifest.get('created_at')})\n")
+        out.write(f"root: {manifest.get('root')}\n")
+        out.write(f"embedder: {manifest['embedder']['name']} ({manifest['embedder']['dimension']}-d)\n")
+        out.write(
+            f"files {counts.get('files')}, units {counts.get('units')}, chunks {counts.get('chunks')}, "
+            f"edges {counts.get('edges')}\n"
+        )
+        out.write("units by type: " + ", ".join(f"{k} {v}" for k, v in payload["units_by_type"].items()) + "\n")
+        c = changes
+        if c.root_missing:
+            out.write("freshness: the indexed root is gone\n")
+        else:
+            out.write(f"changed {len(c.changed)}, added {len(c.added)}, deleted {len(c.deleted)} since indexing\n")
+            for label, items in (("changed", c.changed), ("added", c.added), ("deleted", c.deleted)):
+                for item in items[:20]:
+                    out.write(f"  {label}: {item}\n")
+        return 0
+
+    _run(debug, action)
+
+
+# -- evaluate ------------------------------------------------------------------------------------
+
+
+@app.command()
+def evaluate(
+    queryset: Annotated[Path, typer.Argument(help="Query set JSON (Ruby woods format).")],
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="Pre-extracted units (Ruby corpus.json).")] = None,
+    vectors: Annotated[Path | None, typer.Option("--vectors", help="Captured vectors for --corpus (vectors.json).")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Override every query's budget.")] = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Evaluate retrieval quality on a query set (precision@k, recall, MRR, completeness)."""
+
+    def action() -> int:
+        from woods.evaluate.runner import format_report, run_evaluation
+
+        if not queryset.is_file():
+            raise InputError(f"query set not found: {queryset}")
+        if (corpus is None) != (vectors is None):
+            raise InputError("--corpus and --vectors go together")
+        for given in (corpus, vectors):
+            if given is not None and not given.is_file():
+                raise InputError(f"file not found: {given}")
+        stores = None if corpus is not None else _open_index(path, store)
+        try:
+            report = run_evaluation(queryset, stores=stores, corpus_path=corpus, vectors_path=vectors, budget=budget)
+        finally:
+            if stores is not None:
+                stores.close()
+        if as_json:
+            _emit_json(report.to_dict())
+        else:
+            sys.stdout.write(format_report(report))
+        return 0
+
+    _run(debug, action)
+
+
+def main() -> None:
+    """Console entry point: click usage errors become one stderr line and exit 2."""
+    try:
+        app(standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError:
+        raise SystemExit(0) from None
+    except click.exceptions.UsageError as exc:
+        sys.stderr.write(f"woods: error: {exc.format_message()}" + (f" (see woods {exc.ctx.info_name} --help)" if exc.ctx else "") + "\n")
+        raise SystemExit(2) from None
+    except click.exceptions.Abort:
+        sys.stderr.write("woods: interrupted\n")
+        raise SystemExit(130) from None
+    except click.exceptions.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+
+
+if __name__ == "__main__":
+    main()

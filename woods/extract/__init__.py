@@ -1,0 +1,65 @@
+"""Extraction: source bytes of one file → units, per language, with tree-sitter.
+
+`language_for(path)` decides the language from the file name; `extract_file(path, data)` runs that
+language's extractor. Extractors never touch the stores (the index builder joins stages).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import PurePosixPath
+
+from woods.units import FileExtraction
+
+# File name → language. Extensions are matched lower-cased; whole names cover extension-less files.
+EXTENSION_LANGUAGES: dict[str, str] = {
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".ru": "ruby",
+    ".erb": "erb",
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "typescript",
+    ".go": "go",
+    ".java": "java",
+    ".rs": "rust",
+}
+FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
+
+# Language → module under woods.extract that defines `extract(file_path, source) -> FileExtraction`.
+_MODULES: dict[str, str] = {
+    "ruby": "woods.extract.ruby",
+    "erb": "woods.extract.erb",
+    "python": "woods.extract.python",
+    "javascript": "woods.extract.javascript",
+    "typescript": "woods.extract.javascript",
+    "go": "woods.extract.go",
+    "java": "woods.extract.java",
+    "rust": "woods.extract.rust",
+}
+
+
+def language_for(file_path: str) -> str | None:
+    """The language woods extracts `file_path` as, or None when it does not index that file."""
+    name = PurePosixPath(file_path).name
+    if name in FILENAME_LANGUAGES:
+        return FILENAME_LANGUAGES[name]
+    suffix = PurePosixPath(name).suffix.lower()
+    return EXTENSION_LANGUAGES.get(suffix)
+
+
+def extract_file(file_path: str, source: bytes) -> FileExtraction:
+    """Extract the units of one file. `file_path` is repository-relative with `/` separators."""
+    lang = language_for(file_path)
+    if lang is None:
+        raise ValueError(f"no extractor for {file_path}")
+    module = importlib.import_module(_MODULES[lang])
+    return module.extract(file_path, source)

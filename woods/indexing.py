@@ -1,0 +1,455 @@
+"""The index builder: discovery → extraction → linking → chunking → embedding → stores → publish.
+
+Why one place: extraction never imports stores and stores never import extraction; this module is
+where the stages meet. It writes a complete new generation aside and publishes it atomically, so a
+failure or a kill at any point leaves the previous index exactly as it was.
+
+Re-indexing reuses vectors: every chunk's embedding text is hashed (SHA-256) and looked up in the
+previous generation (same model fingerprint), so unchanged, moved or renamed code costs no
+embedding. Only new texts reach the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from woods import __version__
+from woods.errors import IndexingError, InputError
+from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
+from woods.store import index as layout
+from woods.store.graph import compute_pagerank, write_graph_cache
+from woods.store.identity import assign_keys
+from woods.store.metadata import ChunkRow, FileRow, MetadataWriter
+from woods.units import Unit, sha256_hex
+
+# Texts embedded per model call. Sorting by length first keeps padding waste low.
+EMBED_BATCH = 64
+
+
+class Progress(Protocol):
+    """Where the builder reports phases; the CLI renders it with rich, tests ignore it."""
+
+    def phase(self, name: str, total: int | None) -> None: ...
+
+    def advance(self, count: int = 1) -> None: ...
+
+    def note(self, message: str) -> None: ...
+
+
+class SilentProgress:
+    def phase(self, name: str, total: int | None) -> None:
+        pass
+
+    def advance(self, count: int = 1) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        pass
+
+
+@dataclass
+class IndexSummary:
+    """What a run did: counts by language/type/reason, seconds per phase, where it published."""
+
+    store_dir: str
+    generation: str
+    files: int = 0
+    files_by_language: dict[str, int] = field(default_factory=dict)
+    units: int = 0
+    units_by_type: dict[str, int] = field(default_factory=dict)
+    chunks: int = 0
+    embedded: int = 0
+    reused_vectors: int = 0
+    edges: int = 0
+    resolved_edges: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+    parse_failures: int = 0
+    warnings: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True, slots=True)
+class _PreparedText:
+    key: str
+    chunk_index: int
+    chunk_type: str
+    line_start: int
+    line_end: int
+    text: str
+
+
+def _timed(seconds: dict[str, float], name: str, started: float) -> None:
+    seconds[name] = round(seconds.get(name, 0.0) + time.perf_counter() - started, 3)
+
+
+def go_module_aliases(root: Path, go_mod_paths: Sequence[str]) -> dict[str, str]:
+    """Go module path → repository directory, from every discovered go.mod (import path linking)."""
+    aliases: dict[str, str] = {}
+    for rel in go_mod_paths:
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0] == "module":
+                directory = os.path.dirname(rel)
+                aliases[parts[1].strip('"')] = directory
+                break
+    return aliases
+
+
+def _stable_id(unit: Unit) -> str:
+    """A content-independent id that survives re-indexing while the unit keeps its name and place."""
+    return hashlib.sha256(f"{unit.type}\0{unit.identifier}\0{unit.file_path}".encode()).hexdigest()
+
+
+def _children_by_parent(units: Sequence[Unit]) -> dict[tuple[str, str], list[Unit]]:
+    children: dict[tuple[str, str], list[Unit]] = defaultdict(list)
+    for unit in units:
+        if unit.parent:
+            children[(unit.parent, unit.file_path)].append(unit)
+    return children
+
+
+def _prepare_texts(
+    keyed: Sequence[tuple[str, Unit]], provider: Any, chunk: bool, progress: Progress
+) -> list[_PreparedText]:
+    from woods.embedding.text import embedding_text, unit_embedding_prefix
+
+    children = _children_by_parent([u for _k, u in keyed])
+    limit = provider.max_input_tokens if chunk else None
+    prepared: list[_PreparedText] = []
+    for key, unit in keyed:
+        progress.advance()
+        if not chunk:
+            text = embedding_text(unit_embedding_prefix(unit), unit.source_code)
+            if text.strip():
+                prepared.append(_PreparedText(key, 0, "whole", unit.line_start, unit.line_end, text))
+            continue
+        from woods.chunking import chunk_unit
+
+        kids = children.get((unit.identifier, unit.file_path), [])
+        for piece in chunk_unit(unit, provider.count_tokens, limit, kids):
+            prepared.append(
+                _PreparedText(key, piece.index, piece.chunk_type, piece.line_start, piece.line_end, piece.text)
+            )
+    return prepared
+
+
+class _VectorCache:
+    """Vectors of the previous generation keyed by SHA-256 of their embedding text (same model only)."""
+
+    def __init__(self, store_dir: Path, embedder: dict[str, Any]) -> None:
+        self._by_hash: dict[str, np.ndarray] = {}
+        try:
+            stores = layout.IndexStores.open(store_dir)
+        except Exception:  # no previous index, or an unusable one: simply nothing to reuse
+            return
+        try:
+            if stores.manifest.embedder.get("fingerprint") != embedder.get("fingerprint") or stores.manifest.dimension != embedder.get("dimension"):
+                return
+            rows = stores.metadata.chunks()
+            if not rows:
+                return
+            matrix = stores.vectors.vectors_for([r.vector_id for r in rows])
+            for row, vector in zip(rows, matrix, strict=True):
+                self._by_hash.setdefault(row.text_sha256, vector)
+        except Exception:
+            self._by_hash = {}
+        finally:
+            stores.close()
+
+    def get(self, text_hash: str) -> np.ndarray | None:
+        return self._by_hash.get(text_hash)
+
+
+def embedder_description(provider: Any) -> dict[str, Any]:
+    fingerprint_fn = getattr(provider, "fingerprint", None)
+    fingerprint = fingerprint_fn() if callable(fingerprint_fn) else (fingerprint_fn or provider.name)
+    return {
+        "name": provider.name,
+        "dimension": int(provider.dimension),
+        "max_input_tokens": provider.max_input_tokens,
+        "fingerprint": fingerprint,
+    }
+
+
+def build_index_from_units(
+    units: Sequence[Unit],
+    provider: Any,
+    store_dir: Path,
+    *,
+    link: bool = False,
+    chunk: bool = False,
+    root: Path | None = None,
+    files: Sequence[FileRow] = (),
+    summary: IndexSummary | None = None,
+    progress: Progress | None = None,
+    prefix_aliases: dict[str, str] | None = None,
+    wait: float = 30.0,
+    extra_manifest: dict[str, Any] | None = None,
+) -> IndexSummary:
+    """Write and publish a complete index of already-extracted units.
+
+    `link=True` resolves dependency candidates against the units (repository indexing);
+    `link=False` keeps dependencies verbatim (pre-extracted corpora such as the Ruby bench).
+    `chunk=True` splits units that exceed the provider's input limit.
+    """
+    progress = progress or SilentProgress()
+    summary = summary or IndexSummary(store_dir=str(store_dir), generation="")
+    store_dir.mkdir(parents=True, exist_ok=True)
+    with layout.StoreLock(store_dir, wait):
+        layout.cleanup(store_dir)
+        build = layout.new_build_dir(store_dir)
+        try:
+            generation = _write_generation(
+                build, units, provider, store_dir, link=link, chunk=chunk, root=root, files=files,
+                summary=summary, progress=progress, prefix_aliases=prefix_aliases or {},
+                extra_manifest=extra_manifest or {},
+            )
+            started = time.perf_counter()
+            published = layout.publish(store_dir, build)
+            layout.cleanup(store_dir)
+            _timed(summary.seconds, "write", started)
+        except BaseException:
+            shutil.rmtree(build, ignore_errors=True)
+            raise
+    summary.generation = published.name
+    del generation
+    return summary
+
+
+def _write_generation(
+    build: Path,
+    units: Sequence[Unit],
+    provider: Any,
+    store_dir: Path,
+    *,
+    link: bool,
+    chunk: bool,
+    root: Path | None,
+    files: Sequence[FileRow],
+    summary: IndexSummary,
+    progress: Progress,
+    prefix_aliases: dict[str, str],
+    extra_manifest: dict[str, Any],
+) -> str:
+    keys = assign_keys(units)
+    names = NameIndex.build(zip(keys, units, strict=True), prefix_aliases)
+    keyed: list[tuple[str, Unit]] = []
+    edges: list[LinkedEdge] = []
+    for key, unit in zip(keys, units, strict=True):
+        if link:
+            unit, unit_edges = link_unit(key, unit, names)
+        else:
+            unit_edges = edges_of(key, unit, names)
+        keyed.append((key, unit))
+        edges.extend(unit_edges)
+
+    # PageRank over public identifiers, Ruby §1.9.
+    identifiers = sorted({u.identifier for _k, u in keyed})
+    pagerank = compute_pagerank(identifiers, ((e.source, e.target) for e in edges))
+    dependents: dict[str, list[dict[str, str]]] = defaultdict(list)
+    types_of: dict[str, str] = {}
+    for _key, unit in keyed:
+        types_of.setdefault(unit.identifier, unit.type)
+    for edge in sorted({(e.target, e.source) for e in edges if e.target_key is not None}):
+        dependents[edge[0]].append({"type": types_of.get(edge[1], ""), "identifier": edge[1]})
+
+    # Embedding texts, then vectors (reused from the previous generation where the text is unchanged).
+    embedder = embedder_description(provider)
+    started = time.perf_counter()
+    progress.phase("chunk", len(keyed))
+    texts = _prepare_texts(keyed, provider, chunk, progress)
+    _timed(summary.seconds, "chunk", started)
+
+    started = time.perf_counter()
+    cache = _VectorCache(store_dir, embedder)
+    hashes = [sha256_hex(t.text) for t in texts]
+    vectors = np.zeros((len(texts), int(provider.dimension)), dtype=np.float32)
+    missing: dict[str, list[int]] = defaultdict(list)
+    for i, text_hash in enumerate(hashes):
+        cached = cache.get(text_hash)
+        if cached is not None:
+            vectors[i] = cached
+        else:
+            missing[text_hash].append(i)
+    summary.reused_vectors = len(texts) - sum(len(v) for v in missing.values())
+    order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text), h))
+    progress.phase("embed", len(order))
+    for start in range(0, len(order), EMBED_BATCH):
+        batch = order[start : start + EMBED_BATCH]
+        try:
+            embedded = provider.embed_batch([texts[missing[h][0]].text for h in batch])
+        except Exception as exc:
+            raise IndexingError(f"embedding failed: {exc}") from exc
+        for text_hash, vector in zip(batch, embedded, strict=True):
+            for i in missing[text_hash]:
+                vectors[i] = vector
+        progress.advance(len(batch))
+    summary.embedded = len(order)
+    _timed(summary.seconds, "embed", started)
+
+    # Stores.
+    started = time.perf_counter()
+    progress.phase("write", None)
+    from woods.store.vectors import write_vectors
+
+    writer = MetadataWriter(build / layout.METADATA_FILE)
+    try:
+        for row in files:
+            writer.add_file(row)
+        for key, unit in keyed:
+            record = unit.to_dict()
+            record["dependents"] = dependents.get(unit.identifier, [])
+            writer.add_unit(key, record, _stable_id(unit), pagerank.get(unit.identifier, 0.0))
+        chunk_counts = Counter(t.key for t in texts)
+        for vector_id, (prepared, text_hash) in enumerate(zip(texts, hashes, strict=True)):
+            multi = chunk_counts[prepared.key] > 1
+            embedding_id = f"{prepared.key}#chunk_{prepared.chunk_index}" if multi else prepared.key
+            writer.add_chunk(
+                ChunkRow(embedding_id, vector_id, prepared.key, prepared.chunk_index, prepared.chunk_type,
+                         prepared.line_start, prepared.line_end, text_hash)
+            )
+        writer.add_edges((e.source_key, e.source, e.target, e.target_key, e.via, e.ordinal) for e in edges)
+        counts = {
+            "files": len(files),
+            "units": len(keyed),
+            "chunks": len(texts),
+            "edges": len(edges),
+            "resolved_edges": sum(1 for e in edges if e.target_key is not None),
+        }
+        manifest = {
+            "schema_version": layout.SCHEMA_VERSION,
+            "woods_version": __version__,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "root": str(root) if root else None,
+            "embedder": embedder,
+            "counts": counts,
+            "python": platform.python_version(),
+            **extra_manifest,
+        }
+        writer.set_meta({"schema_version": str(layout.SCHEMA_VERSION), "manifest": manifest})
+        writer.commit_and_close()
+    except BaseException:
+        writer.abort()
+        raise
+    write_vectors(build / layout.VECTORS_FILE, np.arange(len(texts), dtype=np.int64), vectors, int(provider.dimension))
+    write_graph_cache(build / layout.GRAPH_FILE, ((e.source, e.target, e.via) for e in edges))
+    (build / layout.MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    _timed(summary.seconds, "write", started)
+
+    summary.units = len(keyed)
+    summary.units_by_type = dict(sorted(Counter(u.type for _k, u in keyed).items()))
+    summary.chunks = len(texts)
+    summary.edges = counts["edges"]
+    summary.resolved_edges = counts["resolved_edges"]
+    return build.name
+
+
+def extract_files(
+    root: Path, discovered: Sequence[Any], progress: Progress, summary: IndexSummary, workers: int = 1
+) -> tuple[list[Unit], list[FileRow]]:
+    """Read, hash and extract every discovered file. A file that fails is reported, never fatal."""
+    from woods.extract import extract_file
+
+    units: list[Unit] = []
+    rows: list[FileRow] = []
+    progress.phase("parse", len(discovered))
+    for item in discovered:
+        progress.advance()
+        try:
+            data = (root / item.path).read_bytes()
+        except OSError as exc:
+            summary.skipped["unreadable"] = summary.skipped.get("unreadable", 0) + 1
+            summary.warnings.append(f"{item.path}: unreadable ({exc.strerror or exc})")
+            continue
+        try:
+            extraction = extract_file(item.path, data)
+        except Exception as exc:  # an extractor bug must not lose the whole index
+            summary.parse_failures += 1
+            summary.warnings.append(f"{item.path}: extraction failed ({exc.__class__.__name__}: {exc})")
+            continue
+        units.extend(extraction.units)
+        summary.warnings.extend(extraction.warnings)
+        rows.append(
+            FileRow(
+                path=item.path,
+                language=extraction.language,
+                sha256=hashlib.sha256(data).hexdigest(),
+                size=len(data),
+                mtime_ns=item.mtime_ns,
+                unit_count=len(extraction.units),
+                warnings=tuple(extraction.warnings),
+            )
+        )
+    return units, rows
+
+
+def index_repository(
+    root: Path,
+    store_dir: Path,
+    provider_factory: Callable[[], Any],
+    *,
+    max_file_bytes: int = 1_000_000,
+    progress: Progress | None = None,
+    wait: float = 30.0,
+) -> IndexSummary:
+    """Index the repository at `root` into `store_dir` and publish it."""
+    from woods.discovery import discover
+
+    if not root.exists():
+        raise InputError(f"path not found: {root}")
+    if not root.is_dir():
+        raise InputError(f"not a directory: {root}; pass a repository directory")
+    progress = progress or SilentProgress()
+    summary = IndexSummary(store_dir=str(store_dir), generation="")
+
+    started = time.perf_counter()
+    progress.phase("discover", None)
+    found = discover(root, max_file_bytes=max_file_bytes)
+    summary.skipped = dict(sorted(found.skipped.items()))
+    summary.skipped_examples = {k: list(v) for k, v in sorted(found.skipped_examples.items())}
+    summary.warnings.extend(found.warnings)
+    _timed(summary.seconds, "discover", started)
+
+    started = time.perf_counter()
+    units, rows = extract_files(root, found.files, progress, summary)
+    summary.files = len(rows)
+    summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))
+    _timed(summary.seconds, "parse", started)
+
+    # go.mod is not source (discovery skips it); look where Go modules conventionally live.
+    go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
+    provider = provider_factory()
+    return build_index_from_units(
+        units,
+        provider,
+        store_dir,
+        link=True,
+        chunk=True,
+        root=root.resolve(),
+        files=rows,
+        summary=summary,
+        progress=progress,
+        prefix_aliases=go_module_aliases(root, go_mods),
+        wait=wait,
+        extra_manifest={"skipped": summary.skipped},
+    )

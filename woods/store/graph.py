@@ -1,0 +1,164 @@
+"""Dependency graph store: one-hop queries straight from SQLite, traversals and PageRank on top.
+
+Why both: the edges table in SQLite is the source of truth and answers one-hop questions
+(`dependencies_of`, `dependents_of`) with an index lookup — no graph load on the query path. A
+networkx DiGraph is built from the same rows (and cached as a pickle per generation) for
+multi-hop traversals and structure reports. PageRank is computed once at index time with the Ruby
+gem's exact algorithm (§1.9) and stored per unit.
+
+Nodes are public identifiers; typed variants of one identifier share a node for traversal (Ruby
+`dependencies_of` is the union over types) while their records stay distinct in the metadata store.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections import deque
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from woods.store.metadata import SQLiteMetadataStore
+
+# Ruby DependencyGraph#pagerank: damping 0.85, a fixed 20 iterations (not "until converged"), so
+# scores are reproducible bit-for-bit across runs and ports.
+PAGERANK_DAMPING = 0.85
+PAGERANK_ITERATIONS = 20
+
+
+def compute_pagerank(
+    nodes: Sequence[str],
+    edges: Iterable[tuple[str, str]],
+    damping: float = PAGERANK_DAMPING,
+    iterations: int = PAGERANK_ITERATIONS,
+) -> dict[str, float]:
+    """PageRank as the Ruby gem computes it (#205).
+
+    Only edges whose target is a node count, with multiplicity (two references = weight 2);
+    nodes without such edges are dangling and their mass is spread uniformly; every iteration
+    starts from `(1 − d) / n`.
+    """
+    n = len(nodes)
+    if n == 0:
+        return {}
+    index = {node: i for i, node in enumerate(nodes)}
+    src_list: list[int] = []
+    dst_list: list[int] = []
+    for source, target in edges:
+        s, t = index.get(source), index.get(target)
+        if s is not None and t is not None:
+            src_list.append(s)
+            dst_list.append(t)
+    src = np.asarray(src_list, dtype=np.int64)
+    dst = np.asarray(dst_list, dtype=np.int64)
+    outdeg = np.bincount(src, minlength=n).astype(np.float64)
+    dangling = outdeg == 0
+    rank = np.full(n, 1.0 / n)
+    for _ in range(iterations):
+        share = np.zeros(n)
+        if len(src):
+            np.add.at(share, dst, rank[src] / outdeg[src])
+        dangling_mass = rank[dangling].sum()
+        rank = (1.0 - damping) / n + damping * (share + dangling_mass / n)
+    return {node: float(rank[i]) for node, i in index.items()}
+
+
+def build_digraph(edges: Iterable[tuple[str, str, str]]) -> nx.DiGraph:
+    """DiGraph of public identifiers; each edge carries `vias` (sorted) and `weight` (multiplicity)."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for source, target, via in edges:
+        if graph.has_edge(source, target):
+            data = graph[source][target]
+            data["weight"] += 1
+            if via not in data["vias"]:
+                data["vias"] = sorted([*data["vias"], via])
+        else:
+            graph.add_edge(source, target, vias=[via], weight=1)
+    return graph
+
+
+def write_graph_cache(path: Path, edges: Iterable[tuple[str, str, str]]) -> None:
+    with path.open("wb") as handle:
+        pickle.dump(build_digraph(edges), handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class SQLiteGraphStore:
+    """Implements `GraphStore` over the metadata database; see the module docstring."""
+
+    def __init__(self, metadata: SQLiteMetadataStore, cache_path: Path | None = None) -> None:
+        self._metadata = metadata
+        self._conn = metadata._conn  # same immutable connection; one place opens the file
+        self._cache_path = cache_path
+        self._digraph: nx.DiGraph | None = None
+        self._pagerank: dict[str, float] | None = None
+
+    def dependencies_of(self, identifier: str, via: str | None = None) -> list[str]:
+        sql = "SELECT DISTINCT target FROM edges WHERE source = ?"
+        params: tuple[str, ...] = (identifier,)
+        if via:
+            sql += " AND via = ?"
+            params += (via,)
+        return sorted(r[0] for r in self._conn.execute(sql, params))
+
+    def dependents_of(self, identifier: str, via: str | None = None) -> list[str]:
+        sql = "SELECT DISTINCT source FROM edges WHERE target = ?"
+        params: tuple[str, ...] = (identifier,)
+        if via:
+            sql += " AND via = ?"
+            params += (via,)
+        return sorted(r[0] for r in self._conn.execute(sql, params))
+
+    def edges_from(self, identifier: str) -> list[tuple[str, str]]:
+        """(target, via) pairs in extraction order."""
+        rows = self._conn.execute("SELECT target, via FROM edges WHERE source = ? ORDER BY source_key, ordinal", (identifier,))
+        return [(r[0], r[1]) for r in rows]
+
+    def edges_to(self, identifier: str) -> list[tuple[str, str]]:
+        """(source, via) pairs ordered by (source, via)."""
+        rows = self._conn.execute("SELECT DISTINCT source, via FROM edges WHERE target = ? ORDER BY source, via", (identifier,))
+        return [(r[0], r[1]) for r in rows]
+
+    def traverse(
+        self, identifier: str, *, reverse: bool = False, depth: int = 2, via: str | None = None
+    ) -> list[tuple[str, str, int]]:
+        """Breadth-first (identifier, via, distance) up to `depth` hops, each node once, in BFS order
+        with neighbours sorted by (identifier, via)."""
+        seen = {identifier}
+        found: list[tuple[str, str, int]] = []
+        frontier: deque[tuple[str, int]] = deque([(identifier, 0)])
+        while frontier:
+            node, distance = frontier.popleft()
+            if distance >= depth:
+                continue
+            pairs = self.edges_to(node) if reverse else sorted(set(self.edges_from(node)))
+            for neighbour, edge_via in pairs:
+                if via and edge_via != via:
+                    continue
+                if neighbour in seen:
+                    continue
+                seen.add(neighbour)
+                found.append((neighbour, edge_via, distance + 1))
+                frontier.append((neighbour, distance + 1))
+        return found
+
+    def pagerank(self) -> dict[str, float]:
+        if self._pagerank is None:
+            self._pagerank = self._metadata.pagerank_scores()
+        return self._pagerank
+
+    def digraph(self) -> nx.DiGraph:
+        """The whole graph (from the generation's pickle cache when present)."""
+        if self._digraph is None:
+            if self._cache_path is not None and self._cache_path.exists():
+                with self._cache_path.open("rb") as handle:
+                    self._digraph = pickle.load(handle)
+            else:
+                self._digraph = build_digraph((s, t, v) for _k, s, t, _tk, v in self._metadata.edges())
+        return self._digraph

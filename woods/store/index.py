@@ -1,0 +1,345 @@
+"""The on-disk index: generations, the CURRENT pointer, the manifest, publishing and the lock.
+
+Layout under the store directory (default `<repo>/.woods/`):
+
+    CURRENT                      JSON {"generation": "<name>"} — the commit point, replaced atomically
+    generations/<name>/          one complete, immutable index:
+        metadata.sqlite3         units, chunks, files, edges, FTS5 (source of truth)
+        vectors.faiss            IndexIDMap2(IndexFlatIP) keyed by chunks.vector_id
+        graph.pickle             networkx DiGraph cache of the edges table
+        manifest.json            schema, versions, embedder, counts, timings
+    building-<token>/            a generation being written (deleted or renamed, never read)
+    lock                         flock-held by the one running `woods index`
+
+Why generations: a new index is written aside and published by replacing CURRENT, so a reader
+sees the old index or the new one, never a mix, and a crash at any moment leaves the previous
+index intact (leftover `building-*` directories are removed by the next run).
+Readers hold a shared flock on their generation's manifest, and cleanup never deletes a
+generation a reader holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import shutil
+import sqlite3
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
+
+SCHEMA_VERSION = 1
+STORE_DIRNAME = ".woods"
+CURRENT_FILE = "CURRENT"
+GENERATIONS_DIR = "generations"
+METADATA_FILE = "metadata.sqlite3"
+VECTORS_FILE = "vectors.faiss"
+GRAPH_FILE = "graph.pickle"
+MANIFEST_FILE = "manifest.json"
+LOCK_FILE = "lock"
+BUILD_PREFIX = "building-"
+# Generations kept besides the current one, so a reader that opened the previous index just before
+# a publish can finish its query.
+KEEP_PREVIOUS_GENERATIONS = 1
+
+
+def store_dir_for(path: Path | None, store: Path | None) -> Path:
+    """The store directory: `--store DIR` as given, else `<path>/.woods` (path defaults to cwd)."""
+    if store is not None:
+        return store
+    return (path or Path.cwd()) / STORE_DIRNAME
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Temp file in the same directory, fsync, rename over, fsync the directory (Ruby AtomicFile)."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What a generation holds and how it was made; checked before any store is opened."""
+
+    data: dict[str, Any]
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.data.get("schema_version", -1))
+
+    @property
+    def dimension(self) -> int:
+        return int(self.data["embedder"]["dimension"])
+
+    @property
+    def embedder(self) -> dict[str, Any]:
+        return dict(self.data["embedder"])
+
+    @property
+    def root(self) -> str:
+        return str(self.data.get("root", ""))
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return dict(self.data.get("counts", {}))
+
+
+def read_current(store_dir: Path) -> Path:
+    """The published generation directory, or IndexNotFoundError / CorruptIndexError."""
+    pointer = store_dir / CURRENT_FILE
+    if not pointer.exists():
+        raise IndexNotFoundError(f"no woods index at {store_dir}; run `woods index` first")
+    try:
+        name = json.loads(pointer.read_text(encoding="utf-8"))["generation"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{pointer} is unreadable ({exc.__class__.__name__}); run `woods index --full`") from exc
+    if not isinstance(name, str) or "/" in name or name in {"", ".", ".."}:
+        raise CorruptIndexError(f"{pointer} names an invalid generation; run `woods index --full`")
+    generation = store_dir / GENERATIONS_DIR / name
+    if not generation.is_dir():
+        raise CorruptIndexError(f"{generation} (named by {pointer}) is missing; run `woods index --full`")
+    return generation
+
+
+def read_manifest(generation: Path) -> Manifest:
+    path = generation / MANIFEST_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not an object")
+        manifest = Manifest(data)
+        _ = manifest.dimension
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptIndexError(f"{path} is unreadable or incomplete; run `woods index --full`") from exc
+    if manifest.schema_version != SCHEMA_VERSION:
+        raise CorruptIndexError(
+            f"{path} has index schema {manifest.schema_version}, this woods reads schema {SCHEMA_VERSION}; "
+            "run `woods index --full`"
+        )
+    return manifest
+
+
+class IndexStores:
+    """An open, read-only published index: the metadata, vector and graph stores and the manifest.
+
+    Guarantees: opening checks the manifest's schema and the stores' agreement (row counts,
+    dimension) and raises CorruptIndexError naming the file otherwise; nothing under the store
+    directory is modified by opening, querying or closing. The vector store is opened lazily so
+    keyword-only queries never load FAISS.
+    """
+
+    def __init__(self, store_dir: Path, generation: Path, manifest: Manifest) -> None:
+        from woods.store.graph import SQLiteGraphStore
+        from woods.store.metadata import SQLiteMetadataStore
+
+        self.store_dir = store_dir
+        self.generation = generation
+        self.manifest = manifest
+        self._reader_lock = _hold_shared(generation / MANIFEST_FILE)
+        db_path = generation / METADATA_FILE
+        if not db_path.is_file():
+            raise CorruptIndexError(f"{db_path} is missing; run `woods index --full`")
+        try:
+            self.metadata = SQLiteMetadataStore(db_path)
+            units = self.metadata.count()
+            chunk_count = self.metadata.chunk_count()
+        except sqlite3.DatabaseError as exc:
+            raise CorruptIndexError(f"{db_path} is not a readable woods database ({exc}); run `woods index --full`") from exc
+        expected = manifest.counts
+        if expected.get("units", units) != units or expected.get("chunks", chunk_count) != chunk_count:
+            raise CorruptIndexError(
+                f"{db_path} holds {units} units / {chunk_count} chunks, the manifest says "
+                f"{expected.get('units')} / {expected.get('chunks')}; run `woods index --full`"
+            )
+        self.graph = SQLiteGraphStore(self.metadata, generation / GRAPH_FILE)
+        self._vectors: Any = None
+
+    @classmethod
+    def open(cls, store_dir: Path) -> IndexStores:
+        if not store_dir.exists():
+            raise IndexNotFoundError(f"no woods index at {store_dir}; run `woods index` first")
+        generation = read_current(store_dir)
+        return cls(store_dir, generation, read_manifest(generation))
+
+    @property
+    def vectors(self) -> Any:
+        if self._vectors is None:
+            self._vectors = self._open_vectors()
+        return self._vectors
+
+    def _open_vectors(self) -> Any:
+        from woods.store.vectors import FaissVectorStore
+
+        path = self.generation / VECTORS_FILE
+        if not path.is_file():
+            raise CorruptIndexError(f"{path} is missing; run `woods index --full`")
+        meta = {}
+        rows = self.metadata._conn.execute(
+            "SELECT c.vector_id, c.embedding_id, c.unit_key, u.identifier, u.type, u.file_path "
+            "FROM chunks c JOIN units u ON u.key = c.unit_key"
+        )
+        for vid, eid, key, ident, unit_type, file_path in rows:
+            meta[int(vid)] = (eid, key, ident, unit_type, file_path)
+        try:
+            store = FaissVectorStore(path, meta, self.manifest.dimension)
+        except (RuntimeError, ValueError) as exc:
+            raise CorruptIndexError(f"{path} is not a readable FAISS index ({exc}); run `woods index --full`") from exc
+        if store.count() != len(meta):
+            raise CorruptIndexError(
+                f"{path} holds {store.count()} vectors but the metadata has {len(meta)} chunks; run `woods index --full`"
+            )
+        return store
+
+    def close(self) -> None:
+        self.metadata.close()
+        if self._reader_lock is not None:
+            os.close(self._reader_lock)
+            self._reader_lock = None
+
+    def __enter__(self) -> IndexStores:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _hold_shared(path: Path) -> int | None:
+    """A shared flock on a generation file for the reader's lifetime (cleanup skips held generations)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+class StoreLock:
+    """Exclusive lock of one store directory for a writer (`woods index`).
+
+    flock is released by the kernel when the holder dies, so a lock left by a killed process is
+    simply taken over; `wait` seconds of polling before LockTimeoutError.
+    """
+
+    POLL_SECONDS = 0.2
+
+    def __init__(self, store_dir: Path, wait: float) -> None:
+        self.path = store_dir / LOCK_FILE
+        self.wait = wait
+        self._fd: int | None = None
+
+    def __enter__(self) -> StoreLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + max(self.wait, 0.0)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise LockTimeoutError(
+                        f"another `woods index` is writing {self.path.parent} (waited {self.wait:g}s); "
+                        "try again later or pass a longer --wait"
+                    ) from None
+                time.sleep(self.POLL_SECONDS)
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "locked_at": time.time()}).encode())
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def new_build_dir(store_dir: Path) -> Path:
+    """A fresh private directory to write the next generation into."""
+    path = store_dir / f"{BUILD_PREFIX}{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True)
+    return path
+
+
+def publish(store_dir: Path, build_dir: Path) -> Path:
+    """Move a finished build into generations/ and point CURRENT at it (the commit point)."""
+    for name in os.listdir(build_dir):
+        with (build_dir / name).open("rb") as handle:
+            os.fsync(handle.fileno())
+    fsync_dir(build_dir)
+    generations = store_dir / GENERATIONS_DIR
+    generations.mkdir(exist_ok=True)
+    name = build_dir.name[len(BUILD_PREFIX) :]
+    target = generations / name
+    os.replace(build_dir, target)
+    fsync_dir(generations)
+    atomic_write_text(store_dir / CURRENT_FILE, json.dumps({"generation": name}) + "\n")
+    return target
+
+
+def cleanup(store_dir: Path) -> list[str]:
+    """Remove abandoned builds and old generations no reader holds (call with the lock held)."""
+    removed: list[str] = []
+    for entry in sorted(store_dir.glob(f"{BUILD_PREFIX}*")):
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry.name)
+    generations = store_dir / GENERATIONS_DIR
+    if not generations.is_dir():
+        return removed
+    try:
+        current = read_current(store_dir).name
+    except (IndexNotFoundError, CorruptIndexError):
+        current = None
+    older = sorted((p for p in generations.iterdir() if p.is_dir() and p.name != current), key=lambda p: p.name)
+    for path in older[: max(0, len(older) - KEEP_PREVIOUS_GENERATIONS)]:
+        if _reader_holds(path / MANIFEST_FILE):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path.name)
+    return removed
+
+
+def _reader_holds(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)

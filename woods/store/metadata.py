@@ -1,0 +1,440 @@
+"""SQLite metadata store: units, chunks, files, edges, an FTS5 index — the index's source of truth.
+
+Why SQLite: one file, transactional, a full-text engine (FTS5) built in, and readable without a
+server. A published generation is never written again, so readers open it with `immutable=1`:
+no lock files, no journal, and the bytes on disk stay exactly as they were (reading never writes).
+
+Guarantees: records come back as dicts with string keys (`Unit.to_dict()` plus `"id"`, the
+storage key); every list is returned in a documented order; `search` follows the Ruby
+MetadataStore#search contract (case-insensitive substring, literal `%`/`_`, validated field names,
+insertion order).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from woods.store.base import UNSEARCHED_FIELDS, Record
+
+SCHEMA_VERSION = 1
+
+# SQLite limits host parameters per statement (32766 since 3.32); stay far below it.
+_BATCH = 900
+
+_FIELD_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    language TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    unit_count INTEGER NOT NULL,
+    warnings TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS units (
+    rowid INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    identifier TEXT NOT NULL,
+    type TEXT NOT NULL,
+    language TEXT NOT NULL,
+    file_path TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    parent TEXT,
+    stable_id TEXT NOT NULL,
+    source_hash TEXT NOT NULL,
+    pagerank REAL NOT NULL DEFAULT 0,
+    data TEXT NOT NULL,
+    haystack TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS units_identifier ON units(identifier);
+CREATE INDEX IF NOT EXISTS units_identifier_nocase ON units(identifier COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS units_type ON units(type);
+CREATE INDEX IF NOT EXISTS units_file ON units(file_path, line_start);
+CREATE INDEX IF NOT EXISTS units_stable ON units(stable_id);
+CREATE TABLE IF NOT EXISTS chunks (
+    embedding_id TEXT PRIMARY KEY,
+    vector_id INTEGER NOT NULL UNIQUE,
+    unit_key TEXT NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    chunk_type TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    text_sha256 TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_unit ON chunks(unit_key);
+CREATE TABLE IF NOT EXISTS edges (
+    source_key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    target_key TEXT,
+    via TEXT NOT NULL,
+    ordinal INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS edges_source ON edges(source);
+CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
+CREATE VIRTUAL TABLE IF NOT EXISTS units_fts USING fts5(
+    identifier, identifier_parts, path, signature, docstring, source,
+    content='', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+);
+"""
+
+# BM25 column weights for the FTS5 leg: a name hit matters far more than a body hit.
+FTS_WEIGHTS = (10.0, 6.0, 4.0, 3.0, 2.0, 1.0)
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_NON_WORD = re.compile(r"[^0-9A-Za-z\u00C0-\uFFFF]+")
+
+
+def identifier_parts(identifier: str) -> str:
+    """`Billing::InvoiceItem#charge_card` → `billing invoice item charge card` (for FTS5)."""
+    spaced = _CAMEL_BOUNDARY.sub(" ", identifier)
+    return " ".join(p.lower() for p in _NON_WORD.split(spaced.replace("_", " ")) if p)
+
+
+def fts_columns(record: Record) -> tuple[str, str, str, str, str, str]:
+    """The six FTS5 column values of a record (also used to delete its row from the contentless table)."""
+    identifier = str(record.get("identifier") or "")
+    return (
+        identifier,
+        identifier_parts(identifier),
+        str(record.get("file_path") or ""),
+        str(record.get("signature") or ""),
+        str(record.get("docstring") or ""),
+        str(record.get("source_code") or ""),
+    )
+
+
+def record_haystack(record: Record) -> str:
+    """The Ruby whole-record haystack: the record as JSON text, lowercased, bookkeeping fields left out."""
+    visible = {k: v for k, v in record.items() if k not in UNSEARCHED_FIELDS}
+    return json.dumps(visible, ensure_ascii=False, sort_keys=False).lower()
+
+
+def field_haystack(value: Any) -> str | None:
+    """Ruby STO-8 field rule: strings raw, hashes/arrays as JSON text, others `str`, None never matches."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.lower()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False).lower()
+    return str(value).lower()
+
+
+def fts_query(text: str) -> str:
+    """Turn free text into a safe FTS5 OR-query of quoted terms (no syntax errors on any input)."""
+    terms = []
+    seen: set[str] = set()
+    for raw in _NON_WORD.split(_CAMEL_BOUNDARY.sub(" ", text).replace("_", " ")):
+        term = raw.lower()
+        if len(term) < 2 or term in seen:
+            continue
+        seen.add(term)
+        terms.append('"' + term.replace('"', '""') + '"')
+    whole = text.strip().lower()
+    if whole and " " not in whole and "_" in whole and whole not in seen:
+        terms.insert(0, '"' + whole.replace('"', '""') + '"')
+    return " OR ".join(terms)
+
+
+@dataclass(frozen=True, slots=True)
+class FileRow:
+    """One indexed file as recorded at index time (the basis of freshness checks)."""
+
+    path: str
+    language: str
+    sha256: str
+    size: int
+    mtime_ns: int
+    unit_count: int
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    embedding_id: str
+    vector_id: int
+    unit_key: str
+    chunk_index: int
+    chunk_type: str
+    line_start: int
+    line_end: int
+    text_sha256: str
+
+
+class SQLiteMetadataStore:
+    """Read access to a generation's `metadata.sqlite3` (implements `MetadataStore`).
+
+    Opened with `mode=ro&immutable=1`: safe for any number of concurrent readers and guaranteed
+    not to modify the file. One connection per store; `check_same_thread=False` because readers
+    only read an immutable file.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        uri = f"file:{path.as_posix()}?mode=ro&immutable=1"
+        self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        self._conn.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- meta -------------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        return {row["key"]: row["value"] for row in self._conn.execute("SELECT key, value FROM meta")}
+
+    # -- records ----------------------------------------------------------------------------
+    @staticmethod
+    def _record(row: sqlite3.Row) -> Record:
+        record: Record = json.loads(row["data"])
+        record["id"] = row["key"]
+        return record
+
+    def find(self, key: str) -> Record | None:
+        row = self._conn.execute("SELECT key, data FROM units WHERE key = ?", (key,)).fetchone()
+        return self._record(row) if row else None
+
+    def find_batch(self, keys: Iterable[str]) -> dict[str, Record]:
+        unique = list(dict.fromkeys(keys))
+        found: dict[str, Record] = {}
+        for start in range(0, len(unique), _BATCH):
+            part = unique[start : start + _BATCH]
+            marks = ",".join("?" * len(part))
+            for row in self._conn.execute(f"SELECT key, data FROM units WHERE key IN ({marks})", part):
+                found[row["key"]] = self._record(row)
+        return found
+
+    def find_by_identifier(self, identifier: str) -> list[Record]:
+        rows = self._conn.execute(
+            "SELECT key, data FROM units WHERE identifier = ? ORDER BY type, key", (identifier,)
+        )
+        return [self._record(r) for r in rows]
+
+    def find_by_identifier_nocase(self, identifier: str) -> list[Record]:
+        rows = self._conn.execute(
+            "SELECT key, data FROM units WHERE identifier = ? COLLATE NOCASE ORDER BY identifier, type, key",
+            (identifier,),
+        )
+        return [self._record(r) for r in rows]
+
+    def find_by_type(self, unit_type: str) -> list[Record]:
+        rows = self._conn.execute("SELECT key, data FROM units WHERE type = ? ORDER BY key", (unit_type,))
+        return [self._record(r) for r in rows]
+
+    def find_by_stable_prefix(self, prefix: str, limit: int = 21) -> list[Record]:
+        rows = self._conn.execute(
+            "SELECT key, data FROM units WHERE stable_id >= ? AND stable_id < ? ORDER BY stable_id LIMIT ?",
+            (prefix, prefix + "g", limit),
+        )
+        return [self._record(r) for r in rows]
+
+    def units_in_file(self, file_path: str) -> list[Record]:
+        """Units of one file ordered by (line_start, -line_end, key): outermost first."""
+        rows = self._conn.execute(
+            "SELECT key, data FROM units WHERE file_path = ? ORDER BY line_start, line_end DESC, key",
+            (file_path,),
+        )
+        return [self._record(r) for r in rows]
+
+    def search(self, query: str, fields: Sequence[str] | None = None) -> list[Record]:
+        needle = query.lower()
+        if fields is None:
+            rows = self._conn.execute(
+                "SELECT key, data FROM units WHERE instr(haystack, ?) > 0 ORDER BY rowid", (needle,)
+            )
+            return [self._record(r) for r in rows]
+        for name in fields:
+            if not isinstance(name, str) or not _FIELD_NAME.match(name):
+                raise ValueError(f"invalid search field: {name!r}")
+        results = []
+        for row in self._conn.execute("SELECT key, data FROM units WHERE instr(haystack, ?) > 0 ORDER BY rowid", (needle,)):
+            record = self._record(row)
+            for name in fields:
+                hay = field_haystack(record.get(name))
+                if hay is not None and needle in hay:
+                    results.append(record)
+                    break
+        return results
+
+    def fts(self, text: str, limit: int) -> list[tuple[str, float]]:
+        """FTS5 BM25 over identifier, its parts, path, signature, docstring and source.
+
+        Returns `(key, score)` with higher = better, ordered by (−score, key).
+        """
+        expression = fts_query(text)
+        if not expression:
+            return []
+        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
+        rows = self._conn.execute(
+            f"SELECT u.key AS key, -bm25(units_fts, {weights}) AS score FROM units_fts "
+            "JOIN units u ON u.rowid = units_fts.rowid WHERE units_fts MATCH ? "
+            f"ORDER BY bm25(units_fts, {weights}), u.key LIMIT ?",
+            (expression, limit),
+        )
+        return [(r["key"], float(r["score"])) for r in rows]
+
+    def all_identifiers(self) -> list[str]:
+        return [r[0] for r in self._conn.execute("SELECT key FROM units ORDER BY rowid")]
+
+    def all_records(self) -> list[Record]:
+        return [self._record(r) for r in self._conn.execute("SELECT key, data FROM units ORDER BY rowid")]
+
+    def count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM units").fetchone()[0])
+
+    def type_counts(self) -> dict[str, int]:
+        rows = self._conn.execute("SELECT type, count(*) FROM units GROUP BY type ORDER BY type")
+        return {r[0]: int(r[1]) for r in rows}
+
+    def language_counts(self) -> dict[str, int]:
+        rows = self._conn.execute("SELECT language, count(*) FROM files GROUP BY language ORDER BY language")
+        return {r[0]: int(r[1]) for r in rows}
+
+    def pagerank_scores(self) -> dict[str, float]:
+        """PageRank per public identifier (the max over typed variants), computed at index time."""
+        scores: dict[str, float] = {}
+        for row in self._conn.execute("SELECT identifier, pagerank FROM units"):
+            ident, value = row[0], float(row[1])
+            if value > scores.get(ident, -1.0):
+                scores[ident] = value
+        return scores
+
+    # -- files, chunks, edges ---------------------------------------------------------------
+    def files(self) -> list[FileRow]:
+        rows = self._conn.execute(
+            "SELECT path, language, sha256, size, mtime_ns, unit_count, warnings FROM files ORDER BY path"
+        )
+        return [
+            FileRow(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), tuple(json.loads(r[6]))) for r in rows
+        ]
+
+    def file_rows(self, paths: Iterable[str]) -> dict[str, FileRow]:
+        wanted = set(paths)
+        return {row.path: row for row in self.files() if row.path in wanted}
+
+    def chunks(self) -> list[ChunkRow]:
+        rows = self._conn.execute(
+            "SELECT embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, line_end, "
+            "text_sha256 FROM chunks ORDER BY vector_id"
+        )
+        return [ChunkRow(*r) for r in rows]
+
+    def chunk_count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def vector_keys(self) -> dict[int, tuple[str, str]]:
+        """vector_id → (embedding_id, unit_key)."""
+        rows = self._conn.execute("SELECT vector_id, embedding_id, unit_key FROM chunks")
+        return {int(r[0]): (r[1], r[2]) for r in rows}
+
+    def edges(self) -> list[tuple[str, str, str, str | None, str]]:
+        """(source_key, source, target, target_key, via) in (source_key, ordinal) order."""
+        rows = self._conn.execute(
+            "SELECT source_key, source, target, target_key, via FROM edges ORDER BY source_key, ordinal"
+        )
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    def edge_counts_by_via(self) -> dict[str, int]:
+        rows = self._conn.execute("SELECT via, count(*) FROM edges GROUP BY via ORDER BY via")
+        return {r[0]: int(r[1]) for r in rows}
+
+    def resolved_edge_count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM edges WHERE target_key IS NOT NULL").fetchone()[0])
+
+
+class MetadataWriter:
+    """Writes a new generation's metadata database in one transaction-heavy pass.
+
+    Used only by the index builder on a private, not-yet-published file; WAL journal as the
+    issue asks, checkpointed and truncated on close so the published file stands alone.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn = sqlite3.connect(path)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_SCHEMA)
+        self._conn.execute("BEGIN")
+
+    def set_meta(self, values: dict[str, Any]) -> None:
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in values.items()],
+        )
+
+    def add_file(self, row: FileRow) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO files(path, language, sha256, size, mtime_ns, unit_count, warnings) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (row.path, row.language, row.sha256, row.size, row.mtime_ns, row.unit_count, json.dumps(list(row.warnings))),
+        )
+
+    def add_unit(self, key: str, record: Record, stable_id: str, pagerank: float) -> None:
+        cursor = self._conn.execute(
+            "INSERT INTO units(key, identifier, type, language, file_path, line_start, line_end, parent, "
+            "stable_id, source_hash, pagerank, data, haystack) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                key,
+                record["identifier"],
+                record["type"],
+                record.get("language") or "",
+                record.get("file_path") or "",
+                int(record.get("line_start") or 0),
+                int(record.get("line_end") or 0),
+                record.get("parent"),
+                stable_id,
+                record.get("source_hash") or "",
+                pagerank,
+                json.dumps(record, ensure_ascii=False),
+                record_haystack(record),
+            ),
+        )
+        self._conn.execute(
+            "INSERT INTO units_fts(rowid, identifier, identifier_parts, path, signature, docstring, source) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (cursor.lastrowid, *fts_columns(record)),
+        )
+
+    def add_chunk(self, row: ChunkRow) -> None:
+        self._conn.execute(
+            "INSERT INTO chunks(embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, "
+            "line_end, text_sha256) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                row.embedding_id,
+                row.vector_id,
+                row.unit_key,
+                row.chunk_index,
+                row.chunk_type,
+                row.line_start,
+                row.line_end,
+                row.text_sha256,
+            ),
+        )
+
+    def add_edges(self, rows: Iterable[tuple[str, str, str, str | None, str, int]]) -> None:
+        self._conn.executemany(
+            "INSERT INTO edges(source_key, source, target, target_key, via, ordinal) VALUES (?,?,?,?,?,?)", rows
+        )
+
+    def commit_and_close(self) -> None:
+        self._conn.commit()
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._conn.close()
+
+    def abort(self) -> None:
+        try:
+            self._conn.rollback()
+        finally:
+            self._conn.close()
