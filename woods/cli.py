@@ -20,8 +20,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
-import click
 import typer
+import typer.exceptions
 
 from woods.errors import InputError, WoodsError
 
@@ -73,23 +73,13 @@ def _run(debug: bool, action: Callable[[], int | None]) -> None:
     except WoodsError as exc:
         if debug:
             traceback.print_exc()
-        _fail(str(exc), exc.exit_code)
+        _fail((str(exc) or exc.__class__.__name__).splitlines()[0], exc.exit_code)
     except Exception as exc:
         if debug:
             traceback.print_exc()
-        exit_code = 2 if _is_input_error(exc) else 1
-        message = str(exc) or exc.__class__.__name__
-        if exit_code == 1:
-            message = f"unexpected {exc.__class__.__name__}: {message} (run with --debug for the traceback)"
-        _fail(message.splitlines()[0] if message else exc.__class__.__name__, exit_code)
+        first_line = (str(exc) or exc.__class__.__name__).splitlines()[0]
+        _fail(f"unexpected {exc.__class__.__name__}: {first_line} (run with --debug for the traceback)", 1)
     raise SystemExit(code or 0)
-
-
-def _is_input_error(exc: Exception) -> bool:
-    """Retrieval's typed bad-input errors (InvalidQueryError, InvalidScopeError …) exit 2."""
-    from woods.retrieval import candidates
-
-    return isinstance(exc, candidates.RetrievalError) and not isinstance(exc, candidates.StoreError)
 
 
 def _emit_json(payload: dict[str, Any]) -> None:
@@ -223,7 +213,7 @@ def search(
         finally:
             stores.close()
         if as_json:
-            payload = result.to_dict()
+            payload = {"query": query, **result.to_dict()}
             payload.setdefault("warnings", [])
             if not context:
                 payload.pop("context", None)
@@ -360,19 +350,28 @@ def evaluate(
 
 
 def main() -> None:
-    """Console entry point: click usage errors become one stderr line and exit 2."""
+    """Console entry point: usage errors become one stderr line and exit 2.
+
+    typer vendors its own click (typer._click); its exceptions share `typer.exceptions.TyperException`
+    and carry `exit_code` and `format_message()`, which is all this needs.
+    """
     try:
         app(standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError:
-        raise SystemExit(0) from None
-    except click.exceptions.UsageError as exc:
-        sys.stderr.write(f"woods: error: {exc.format_message()}" + (f" (see woods {exc.ctx.info_name} --help)" if exc.ctx else "") + "\n")
-        raise SystemExit(2) from None
-    except click.exceptions.Abort:
-        sys.stderr.write("woods: interrupted\n")
-        raise SystemExit(130) from None
-    except click.exceptions.Exit as exc:
+    except (typer.Exit, typer.Abort) as exc:
+        if isinstance(exc, typer.Abort):
+            sys.stderr.write("woods: interrupted\n")
+            raise SystemExit(130) from None
         raise SystemExit(exc.exit_code) from None
+    except typer.exceptions.TyperException as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            raise SystemExit(0) from None
+        format_message = getattr(exc, "format_message", None)
+        message = format_message() if callable(format_message) else str(exc)
+        ctx = getattr(exc, "ctx", None)
+        command = ctx.info_name if ctx is not None and ctx.parent is not None else None
+        hint = f" (see `woods {command} --help`)" if command else " (see `woods --help`)"
+        sys.stderr.write(f"woods: error: {' '.join(message.split())}{hint}\n")
+        raise SystemExit(int(getattr(exc, "exit_code", 2) or 2)) from None
 
 
 if __name__ == "__main__":

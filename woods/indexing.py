@@ -11,6 +11,7 @@ embedding. Only new texts reach the model.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ import platform
 import shutil
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -181,8 +182,10 @@ class _VectorCache:
 
 
 def embedder_description(provider: Any) -> dict[str, Any]:
-    fingerprint_fn = getattr(provider, "fingerprint", None)
-    fingerprint = fingerprint_fn() if callable(fingerprint_fn) else (fingerprint_fn or provider.name)
+    """The manifest's record of the embedder; `fingerprint` (the weights' SHA-256 when the provider
+    exposes it) decides whether a previous generation's vectors may be reused."""
+    fingerprint_fn = getattr(provider, "weights_fingerprint", None)
+    fingerprint = fingerprint_fn() if callable(fingerprint_fn) else provider.name
     return {
         "name": provider.name,
         "dimension": int(provider.dimension),
@@ -204,18 +207,20 @@ def build_index_from_units(
     progress: Progress | None = None,
     prefix_aliases: dict[str, str] | None = None,
     wait: float = 30.0,
+    lock: bool = True,
     extra_manifest: dict[str, Any] | None = None,
 ) -> IndexSummary:
     """Write and publish a complete index of already-extracted units.
 
     `link=True` resolves dependency candidates against the units (repository indexing);
     `link=False` keeps dependencies verbatim (pre-extracted corpora such as the Ruby bench).
-    `chunk=True` splits units that exceed the provider's input limit.
+    `chunk=True` splits units that exceed the provider's input limit. `lock=False` when the
+    caller already holds the store lock.
     """
     progress = progress or SilentProgress()
     summary = summary or IndexSummary(store_dir=str(store_dir), generation="")
     store_dir.mkdir(parents=True, exist_ok=True)
-    with layout.StoreLock(store_dir, wait):
+    with layout.StoreLock(store_dir, wait) if lock else contextlib.nullcontext():
         layout.cleanup(store_dir)
         build = layout.new_build_dir(store_dir)
         try:
@@ -364,42 +369,97 @@ def _write_generation(
     return build.name
 
 
-def extract_files(
-    root: Path, discovered: Sequence[Any], progress: Progress, summary: IndexSummary, workers: int = 1
-) -> tuple[list[Unit], list[FileRow]]:
-    """Read, hash and extract every discovered file. A file that fails is reported, never fatal."""
+@dataclass(frozen=True, slots=True)
+class _FileOutcome:
+    """What reading and extracting one file produced (picklable: it crosses process boundaries)."""
+
+    path: str
+    units: tuple[Unit, ...] = ()
+    row: FileRow | None = None
+    skip_reason: str | None = None
+    failure: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+def _extract_one(root: str, path: str, mtime_ns: int) -> _FileOutcome:
     from woods.extract import extract_file
 
+    try:
+        data = Path(root, path).read_bytes()
+    except FileNotFoundError:
+        return _FileOutcome(path, skip_reason="vanished")
+    except OSError as exc:
+        return _FileOutcome(path, skip_reason="unreadable", warnings=(f"{path}: unreadable ({exc.strerror or exc})",))
+    try:
+        extraction = extract_file(path, data)
+    except Exception as exc:  # an extractor bug must not lose the whole index
+        return _FileOutcome(path, failure=f"{path}: extraction failed ({exc.__class__.__name__}: {exc})")
+    row = FileRow(
+        path=path,
+        language=extraction.language,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        mtime_ns=mtime_ns,
+        unit_count=len(extraction.units),
+        warnings=tuple(extraction.warnings),
+    )
+    return _FileOutcome(path, tuple(extraction.units), row, warnings=tuple(extraction.warnings))
+
+
+# Parsing is CPU-bound Python + C; below this many files a process pool costs more than it saves.
+PARALLEL_PARSE_MIN_FILES = 200
+
+
+def extract_files(
+    root: Path, discovered: Sequence[Any], progress: Progress, summary: IndexSummary, workers: int | None = None
+) -> tuple[list[Unit], list[FileRow]]:
+    """Read, hash and extract every discovered file, in discovery (path) order.
+
+    A file that fails is reported (warning, `parse_failures`), never fatal; a file that vanished or
+    became unreadable since discovery is counted under that skip reason. Large repositories are
+    parsed in a process pool (forkserver: no inherited threads or locks).
+    """
+    from woods.extract import rails
+
+    workers = workers or min(os.cpu_count() or 1, 4)
+    progress.phase("parse", len(discovered))
+    jobs = [(str(root), item.path, item.mtime_ns) for item in discovered]
+    # Only the whole file list tells a Rails app's lib/ and spec/ from a plain gem's: the Ruby
+    # extractor learns the app roots here, in this process and in every parse worker.
+    roots = rails.detect_rails_roots(job[1] for job in jobs)
+    outcomes: Iterable[_FileOutcome]
+    pool = None
+    if workers > 1 and len(jobs) >= PARALLEL_PARSE_MIN_FILES:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("forkserver"),
+            initializer=rails.set_rails_roots,
+            initargs=(roots,),
+        )
+        outcomes = pool.map(_extract_one, *zip(*jobs, strict=True), chunksize=16)
+    else:
+        outcomes = (_extract_one(*job) for job in jobs)
     units: list[Unit] = []
     rows: list[FileRow] = []
-    progress.phase("parse", len(discovered))
-    for item in discovered:
-        progress.advance()
-        try:
-            data = (root / item.path).read_bytes()
-        except OSError as exc:
-            summary.skipped["unreadable"] = summary.skipped.get("unreadable", 0) + 1
-            summary.warnings.append(f"{item.path}: unreadable ({exc.strerror or exc})")
-            continue
-        try:
-            extraction = extract_file(item.path, data)
-        except Exception as exc:  # an extractor bug must not lose the whole index
-            summary.parse_failures += 1
-            summary.warnings.append(f"{item.path}: extraction failed ({exc.__class__.__name__}: {exc})")
-            continue
-        units.extend(extraction.units)
-        summary.warnings.extend(extraction.warnings)
-        rows.append(
-            FileRow(
-                path=item.path,
-                language=extraction.language,
-                sha256=hashlib.sha256(data).hexdigest(),
-                size=len(data),
-                mtime_ns=item.mtime_ns,
-                unit_count=len(extraction.units),
-                warnings=tuple(extraction.warnings),
-            )
-        )
+    try:
+        with rails.rails_roots(roots):
+            for outcome in outcomes:
+                progress.advance()
+                summary.warnings.extend(outcome.warnings)
+                if outcome.skip_reason:
+                    summary.skipped[outcome.skip_reason] = summary.skipped.get(outcome.skip_reason, 0) + 1
+                elif outcome.failure:
+                    summary.parse_failures += 1
+                    summary.warnings.append(outcome.failure)
+                elif outcome.row is not None:
+                    units.extend(outcome.units)
+                    rows.append(outcome.row)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     return units, rows
 
 
@@ -413,7 +473,6 @@ def index_repository(
     wait: float = 30.0,
 ) -> IndexSummary:
     """Index the repository at `root` into `store_dir` and publish it."""
-    from woods.discovery import discover
 
     if not root.exists():
         raise InputError(f"path not found: {root}")
@@ -421,6 +480,20 @@ def index_repository(
         raise InputError(f"not a directory: {root}; pass a repository directory")
     progress = progress or SilentProgress()
     summary = IndexSummary(store_dir=str(store_dir), generation="")
+    # The lock covers the whole run: a second indexer waits instead of parsing and embedding in vain.
+    with layout.StoreLock(store_dir, wait):
+        return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary)
+
+
+def _index_locked(
+    root: Path,
+    store_dir: Path,
+    provider_factory: Callable[[], Any],
+    max_file_bytes: int,
+    progress: Progress,
+    summary: IndexSummary,
+) -> IndexSummary:
+    from woods.discovery import discover
 
     started = time.perf_counter()
     progress.phase("discover", None)
@@ -450,6 +523,6 @@ def index_repository(
         summary=summary,
         progress=progress,
         prefix_aliases=go_module_aliases(root, go_mods),
-        wait=wait,
-        extra_manifest={"skipped": summary.skipped},
+        lock=False,
+        extra_manifest={"skipped": summary.skipped, "max_file_bytes": max_file_bytes},
     )

@@ -1,0 +1,138 @@
+"""CLI conventions: exit codes, one-line errors, JSON on stdout only, reading never writes.
+
+These run the real entry point in a subprocess on a small repository indexed with the Fake
+embedder (`--embedder fake`, a hidden test-only option) so they stay fast; the real-model
+end-to-end tests live in test_end_to_end.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+SAMPLE = {
+    "app/models/invoice.rb": "# An invoice a customer pays.\nclass Invoice\n  def total\n    42\n  end\nend\n",
+    "lib/report.py": '"""Monthly report."""\n\n\ndef render_report(rows):\n    """Render rows as text."""\n    return "\\n".join(rows)\n',
+}
+
+
+@pytest.fixture(scope="module")
+def small_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli") / "repo"
+    for rel, text in SAMPLE.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    result = run_cli("index", str(root), "--embedder", "fake", "--json")
+    assert result.code == 0, result.stderr
+    return root
+
+
+def _one_error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_index_json_is_one_object_with_summary(small_repo, tmp_path):
+    result = run_cli("index", str(small_repo), "--store", str(tmp_path / "s"), "--embedder", "fake", "--json")
+    assert result.code == 0, result.stderr
+    payload = json.loads(result.stdout)  # exactly one JSON document
+    assert payload["schema_version"] == 1
+    summary = payload["summary"]
+    assert summary["files_by_language"] == {"python": 1, "ruby": 1}
+    assert summary["skipped"].get("binary") == 1
+    assert summary["units"] >= 4 and set(summary["seconds"]) >= {"discover", "parse", "embed", "write"}
+
+
+def test_index_missing_path_exits_2(tmp_path):
+    result = run_cli("index", str(tmp_path / "nope"))
+    assert result.code == 2
+    assert "path not found" in _one_error_line(result.stderr)
+
+
+def test_index_file_instead_of_directory_exits_2(tmp_path):
+    file = tmp_path / "f.py"
+    file.write_text("x = 1\n")
+    result = run_cli("index", str(file))
+    assert result.code == 2 and "not a directory" in _one_error_line(result.stderr)
+
+
+def test_search_without_index_says_to_run_index(tmp_path):
+    result = run_cli("search", "invoice", "--path", str(tmp_path))
+    assert result.code == 2
+    assert "woods index" in _one_error_line(result.stderr)
+
+
+def test_search_blank_and_oversized_queries_exit_2(small_repo):
+    for query in ["", "   \t"]:
+        result = run_cli("search", query, "--path", str(small_repo))
+        assert result.code == 2 and "blank" in _one_error_line(result.stderr)
+    result = run_cli("search", "x" * 8193, "--path", str(small_repo))
+    assert result.code == 2 and "8192" in _one_error_line(result.stderr)
+
+
+def test_bad_option_value_is_one_line_exit_2(small_repo):
+    result = run_cli("search", "invoice", "--path", str(small_repo), "--limit", "zero")
+    assert result.code == 2
+    _one_error_line(result.stderr)
+    result = run_cli("search", "invoice", "--path", str(small_repo), "--strategy", "psychic")
+    assert result.code == 2
+    _one_error_line(result.stderr)
+
+
+def test_status_reports_counts_and_changes_without_writing(small_repo):
+    store = small_repo / ".woods"
+    before = {p: p.read_bytes() for p in store.rglob("*") if p.is_file()}
+    result = run_cli("status", "--path", str(small_repo), "--json")
+    assert result.code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["schema_version"] == 1
+    assert payload["changes"]["fresh"] is True
+    assert payload["manifest"]["counts"]["files"] == 2
+    assert {p: p.read_bytes() for p in store.rglob("*") if p.is_file()} == before
+
+
+def test_status_lists_changed_added_deleted(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n")
+    (root / "b.py").write_text("def b():\n    return 2\n")
+    assert run_cli("index", str(root), "--embedder", "fake").code == 0
+    (root / "a.py").write_text("def a():\n    return 100\n")
+    (root / "b.py").unlink()
+    (root / "c.py").write_text("def c():\n    return 3\n")
+    payload = json.loads(run_cli("status", "--path", str(root), "--json").stdout)
+    assert payload["changes"] == {
+        "fresh": False, "changed": ["a.py"], "added": ["c.py"], "deleted": ["b.py"], "root_missing": False,
+    }
+
+
+def test_corrupt_index_is_one_line_exit_2_naming_the_file(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n")
+    assert run_cli("index", str(root), "--embedder", "fake").code == 0
+    current = json.loads((root / ".woods" / "CURRENT").read_text())["generation"]
+    db = root / ".woods" / "generations" / current / "metadata.sqlite3"
+    db.write_bytes(b"garbage" * 10)
+    result = run_cli("status", "--path", str(root))
+    assert result.code == 2
+    line = _one_error_line(result.stderr)
+    assert "metadata.sqlite3" in line and "woods index --full" in line
+
+
+def test_help_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = "import sys; from woods.cli import app; print('torch' in sys.modules, 'faiss' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False False"
+    assert run_cli("--help").code == 0

@@ -1,0 +1,872 @@
+"""Ruby extraction: classes, modules and methods as units, with Ruby-lexical dependency candidates.
+
+Why: Ruby resolves a constant through the lexical nesting of the reference (`Module.nesting`), so an
+extractor that sees `Payment` inside `module Billing; class Invoice` cannot know the one true target
+— but it can list the spellings Ruby would try, in Ruby's order, and let the index's linker keep the
+first one that exists. This module walks one file's tree-sitter tree and produces:
+
+* a unit per `class` / `module` (also `Foo = Struct.new(...)` / `Class.new` / `Data.define`), with the
+  identifier in Ruby spelling including the full lexical nesting (`Billing::Invoice`);
+* a unit per method: `Billing::Invoice#charge` (instance), `Billing::Invoice.due` (`def self.due`,
+  `class << self`, and — a documented choice — methods inside a concern's `class_methods do` block);
+* for methods defined outside any class or module the identifier is `<file_path>#name`: Ruby would
+  spell them `Object#name`, but that collides across every script of a repository, whereas the path
+  spelling says where the method lives and stays unique (metadata `owner` still says `Object`);
+* dependencies: `superclass`, `include`/`extend`/`prepend`, `require` (target = the path as
+  written; lookup = the repository paths it may name), `code_reference` for constants and `calls` for
+  `Const.method(...)`, de-duplicated per unit on (target, via) in first-occurrence order.
+
+A class reopened in several files (or twice in one file) yields one unit per occurrence: same
+identifier, different `file_path`/lines. Merging them is the index's business, not the extractor's.
+
+Rails knowledge (unit types, model/controller metadata, routes, rake tasks) lives in `rails.py`,
+which post-processes the drafts built here; `erb.py` reuses `collect_references` on the Ruby code
+embedded in templates.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from tree_sitter import Node, Query, QueryCursor
+
+from woods.extract import base
+from woods.units import Dependency, FileExtraction, Unit
+
+LANGUAGE = "ruby"
+
+# Node types that spell a constant path (`Foo`, `Foo::Bar`, `::Foo`).
+CONSTANT_NODES = frozenset({"constant", "scope_resolution"})
+# Mixin calls and the `via` each one records.
+MIXIN_VIAS: dict[str, str] = {"include": "include", "extend": "extend", "prepend": "prepend"}
+# Calls that load another file; all recorded with via "require" (the brief's single kind).
+REQUIRE_CALLS = frozenset({"require", "require_relative", "require_dependency"})
+# Bare calls that switch the default visibility of the following `def`s in a class body.
+VISIBILITY_CALLS = frozenset({"private", "protected", "public"})
+# `X = Struct.new(...)`-style constant assignments that create a class: receiver → factory methods.
+CLASS_FACTORIES: dict[str, frozenset[str]] = {
+    "Struct": frozenset({"new"}),
+    "Class": frozenset({"new"}),
+    "Data": frozenset({"define"}),
+    "Module": frozenset({"new"}),
+}
+# Class-method calls that really run an instance method of the receiver (jobs, Sidekiq workers):
+# the instance spelling is offered to the linker right after the class-method spelling.
+INSTANCE_DISPATCH: dict[str, str] = {
+    "perform_later": "perform",
+    "perform_now": "perform",
+    "perform_async": "perform",
+    "perform_in": "perform",
+    "perform_at": "perform",
+    "perform_inline": "perform",
+}
+# Blocks whose statements still belong to the class body (Rails concerns, option groups).
+DSL_BLOCKS = frozenset({"included", "with_options", "class_methods", "concerning", "prepended"})
+# Magic comments are not documentation even when they sit right above a declaration.
+_MAGIC_COMMENT = re.compile(
+    r"^#\s*(-\*-.*-\*-|frozen_string_literal:|encoding:|coding:|warn_indent:|typed:|rubocop:|shareable_constant_value:|!)"
+)
+_COMMENT_QUERY_SOURCE = "(comment) @comment"
+
+
+@dataclass
+class UnitDraft:
+    """A unit under construction: the walk fills it, `rails.py` may retype and enrich it.
+
+    Kept mutable (unlike `Unit`) because Rails post-processing decides the type, metadata and extra
+    edges after the generic Ruby walk has seen the whole file.
+    """
+
+    identifier: str
+    type: str
+    kind: str  # "class" | "module" | "method"
+    name: str
+    node: Node
+    nesting: tuple[str, ...]  # lexical nesting in force inside the unit, innermost first
+    namespace: str | None
+    parent: str | None
+    signature: str
+    docstring: str | None
+    body: Node | None = None
+    superclass: str | None = None  # the superclass constant path as written (no leading ::)
+    superclass_lookup: tuple[str, ...] = ()
+    singleton: bool = False
+    visibility: str = "public"
+    owner: UnitDraft | None = None
+    metadata: dict[str, object] = field(default_factory=dict)
+    deps: list[tuple[int, Dependency]] = field(default_factory=list)
+    dsl_calls: list[Node] = field(default_factory=list)  # receiver-less calls of the class body
+    methods: list[UnitDraft] = field(default_factory=list)
+    explicit_visibility: dict[str, str] = field(default_factory=dict)  # `private :foo`
+    span_end: Node | None = None  # set for namespaces recovered from a syntax error: unit ends here
+
+    def add_dep(self, position: int, dep: Dependency) -> None:
+        self.deps.append((position, dep))
+
+
+@dataclass
+class _Scope:
+    nesting: tuple[str, ...]
+    owner: UnitDraft | None
+    singleton: bool
+    visibility: list[str]  # one-element box shared by the statements of one body
+
+
+@dataclass
+class RubyFile:
+    """Everything the Rails layer needs about one parsed Ruby file."""
+
+    file_path: str
+    source: bytes
+    root: Node
+    drafts: list[UnitDraft]
+    file_requires: list[tuple[int, Dependency]]
+
+
+# ----------------------------------------------------------------------------- small helpers
+
+
+def node_text(node: Node | None, source: bytes) -> str:
+    return base.text(node, source)
+
+
+def constant_path(node: Node | None, source: bytes) -> tuple[str, bool] | None:
+    """(`A::B`, absolute?) for a constant / scope_resolution node; None when the scope is dynamic."""
+    if node is None:
+        return None
+    if node.type == "constant":
+        return node_text(node, source), False
+    if node.type != "scope_resolution":
+        return None
+    name = node.child_by_field_name("name")
+    if name is None or name.type != "constant":
+        return None
+    scope = node.child_by_field_name("scope")
+    if scope is None:
+        return node_text(name, source), True
+    inner = constant_path(scope, source)
+    if inner is None:
+        return None
+    return f"{inner[0]}::{node_text(name, source)}", inner[1]
+
+
+def _dedup(items: list[str]) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return tuple(seen)
+
+
+def lexical_candidates(path: str, absolute: bool, nesting: tuple[str, ...]) -> tuple[str, ...]:
+    """Spellings Ruby tries for constant `path` written inside `nesting` (innermost first).
+
+    `::Foo` → (`Foo`,). Otherwise each nesting entry prefixed, then the top level; after those come
+    the parents of compact-style nesting entries (`class A::B` does not put `A` in Ruby's nesting, but
+    authors of such code usually mean `A::Foo`), so the linker still finds the likely target when the
+    strictly Ruby spellings do not exist.
+    """
+    if absolute:
+        return (path,)
+    strict = [f"{entry}::{path}" for entry in nesting] + [path]
+    extras: list[str] = []
+    for entry in nesting:
+        parts = entry.split("::")
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix = "::".join(parts[:cut])
+            if prefix not in nesting:
+                extras.append(f"{prefix}::{path}")
+    return _dedup(strict + extras)
+
+
+def collapse_whitespace(value: str) -> str:
+    return " ".join(value.split())
+
+
+def signature_of(node: Node, source: bytes, until: Node | None) -> str:
+    """The declaration head: from the node start to the end of `until` (params, superclass, name)."""
+    if until is None:
+        first = node_text(node, source).split("\n", 1)[0]
+        return first.rstrip()
+    head = source[node.start_byte : until.end_byte].decode("utf-8", "replace")
+    return collapse_whitespace(head)
+
+
+def string_value(node: Node | None, source: bytes) -> str | None:
+    """The literal text of a plain string or symbol node (no interpolation), else None."""
+    if node is None:
+        return None
+    if node.type in ("simple_symbol", "hash_key_symbol"):
+        raw = node_text(node, source)
+        return raw[1:] if raw.startswith(":") else raw
+    if node.type == "delimited_symbol" or node.type == "string":
+        parts = [c for c in node.named_children]
+        if any(c.type != "string_content" for c in parts):
+            return None
+        return "".join(node_text(c, source) for c in parts)
+    if node.type == "identifier" or node.type == "constant":
+        return node_text(node, source)
+    return None
+
+
+def call_name(node: Node, source: bytes) -> str | None:
+    method = node.child_by_field_name("method")
+    return node_text(method, source) if method is not None else None
+
+
+def call_arguments(node: Node) -> list[Node]:
+    args = node.child_by_field_name("arguments")
+    if args is None:
+        return []
+    return [c for c in args.named_children if c.type != "comment"]
+
+
+def call_block(node: Node) -> Node | None:
+    return node.child_by_field_name("block")
+
+
+def block_statements(block: Node | None) -> list[Node]:
+    """The statements of a `do … end` / `{ … }` block (empty when there is none)."""
+    if block is None:
+        return []
+    for child in block.named_children:
+        if child.type in ("body_statement", "block_body"):
+            return [c for c in child.named_children if c.type != "comment"]
+    return []
+
+
+def body_statements(body: Node | None) -> list[Node]:
+    if body is None:
+        return []
+    return [c for c in body.named_children if c.type != "comment"]
+
+
+def hash_options(args: list[Node], source: bytes) -> dict[str, Node]:
+    """Keyword options (`key: value`, `:key => value`) from call arguments, key → value node."""
+    options: dict[str, Node] = {}
+    for arg in args:
+        pairs = [arg] if arg.type == "pair" else (arg.named_children if arg.type == "hash" else [])
+        for pair in pairs:
+            if pair.type != "pair":
+                continue
+            key = string_value(pair.child_by_field_name("key"), source)
+            value = pair.child_by_field_name("value")
+            if key is not None and value is not None:
+                options[key.rstrip(":")] = value
+    return options
+
+
+def literal(node: Node | None, source: bytes) -> object:
+    """A plain-data view of a literal: strings/symbols → str, arrays → list, true/false/nil, else text."""
+    if node is None:
+        return None
+    if node.type == "array":
+        return [literal(c, source) for c in node.named_children if c.type != "comment"]
+    if node.type in ("true", "false"):
+        return node.type == "true"
+    if node.type == "nil":
+        return None
+    if node.type == "integer":
+        try:
+            return int(node_text(node, source).replace("_", ""))
+        except ValueError:
+            return node_text(node, source)
+    if node.type in ("string_array", "symbol_array"):
+        return [node_text(c, source) for c in node.named_children]
+    value = string_value(node, source)
+    return value if value is not None else node_text(node, source)
+
+
+def literal_list(node: Node | None, source: bytes) -> list[str]:
+    value = literal(node, source)
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return [str(value)]
+
+
+# ----------------------------------------------------------------------------- references
+
+
+def calls_lookup(path: str, absolute: bool, method: str, nesting: tuple[str, ...]) -> tuple[str, ...]:
+    """Candidates for `Path.method`: class-method spellings, instance dispatch, then the class."""
+    classes = lexical_candidates(path, absolute, nesting)
+    spellings = [f"{c}.{method}" for c in classes]
+    instance = INSTANCE_DISPATCH.get(method)
+    if instance is None and path.endswith("Mailer"):
+        instance = method  # mailer actions are instance methods called on the class
+    if instance is not None:
+        spellings += [f"{c}#{instance}" for c in classes]
+    return _dedup(spellings + list(classes))
+
+
+def require_lookup(kind: str, required: str, file_path: str) -> tuple[str, ...]:
+    """Repository paths a `require`/`require_relative` may name (the linker keeps what exists)."""
+    target = required if required.endswith(".rb") else f"{required}.rb"
+    if kind == "require_relative":
+        directory = posixpath.dirname(file_path)
+        return (posixpath.normpath(posixpath.join(directory, target)),)
+    return _dedup([f"lib/{target}", target, f"app/{target}"])
+
+
+def collect_references(
+    root: Node,
+    source: bytes,
+    nesting: tuple[str, ...],
+    file_path: str,
+    *,
+    include_root: bool = False,
+) -> list[tuple[int, Dependency]]:
+    """Constant references, calls on constants, mixins and requires under `root`, in source order.
+
+    Nested `class`/`module` bodies are skipped (they are units of their own). `include_root`
+    makes `root` itself eligible (used for single expressions such as a superclass call).
+    """
+    found: list[tuple[int, Dependency]] = []
+    stack: list[Node] = [root] if include_root else list(reversed(root.children))
+    while stack:
+        node = stack.pop()
+        kind = node.type
+        if kind in ("class", "module", "comment"):
+            continue
+        if kind in CONSTANT_NODES:
+            resolved = constant_path(node, source)
+            if resolved is None:
+                stack.extend(reversed(node.children))
+                continue
+            path, absolute = resolved
+            lookup = lexical_candidates(path, absolute, nesting)
+            found.append((node.start_byte, Dependency(path, "code_reference", None, lookup)))
+            continue
+        if kind == "assignment":
+            left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            if left is not None and left.type in CONSTANT_NODES:
+                if right is not None:
+                    stack.append(right)
+                continue
+        if kind == "call":
+            _call_references(node, source, nesting, file_path, found, stack)
+            continue
+        stack.extend(reversed(node.children))
+    found.sort(key=lambda item: item[0])
+    return found
+
+
+def _call_references(
+    node: Node,
+    source: bytes,
+    nesting: tuple[str, ...],
+    file_path: str,
+    found: list[tuple[int, Dependency]],
+    stack: list[Node],
+) -> None:
+    receiver = node.child_by_field_name("receiver")
+    method = node.child_by_field_name("method")
+    name = node_text(method, source) if method is not None else ""
+    args = node.child_by_field_name("arguments")
+    block = node.child_by_field_name("block")
+    rest = [c for c in (args, block) if c is not None]
+    if receiver is None and name in MIXIN_VIAS:
+        for arg in call_arguments(node):
+            resolved = constant_path(arg, source)
+            if resolved is None:
+                stack.append(arg)
+                continue
+            path, absolute = resolved
+            lookup = lexical_candidates(path, absolute, nesting)
+            found.append((arg.start_byte, Dependency(path, MIXIN_VIAS[name], "module", lookup)))
+        if block is not None:
+            stack.append(block)
+        return
+    if receiver is None and name in REQUIRE_CALLS:
+        arguments = call_arguments(node)
+        required = string_value(arguments[0], source) if arguments else None
+        if required is not None:
+            lookup = require_lookup(name, required, file_path)
+            found.append((node.start_byte, Dependency(required, "require", None, lookup)))
+            return
+    if receiver is not None and receiver.type in CONSTANT_NODES and method is not None:
+        resolved = constant_path(receiver, source)
+        if resolved is not None:
+            path, absolute = resolved
+            lookup = calls_lookup(path, absolute, name, nesting)
+            found.append((receiver.start_byte, Dependency(f"{path}.{name}", "calls", None, lookup)))
+            stack.extend(reversed(rest))
+            return
+    # Plain call: walk receiver, arguments and block, never the method name itself (`Integer(x)`).
+    children = [c for c in node.children if method is None or c.id != method.id]
+    stack.extend(reversed(children))
+
+
+def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency, ...]:
+    """First occurrence of each (target, via), ordered by source position (stable)."""
+    ordered = sorted(enumerate(items), key=lambda pair: (pair[1][0], pair[0]))
+    seen: set[tuple[str, str]] = set()
+    result: list[Dependency] = []
+    for _, (_, dep) in ordered:
+        key = (dep.target, dep.via)
+        if key in seen:
+            continue
+        seen.add(key)
+        result.append(dep)
+    return tuple(result)
+
+
+# ----------------------------------------------------------------------------- comments
+
+
+@functools.cache
+def _comment_query() -> Query:
+    # Compiling a query costs ~10 ms; it is immutable, so one per process is shared by all threads.
+    return Query(base.language(LANGUAGE), _COMMENT_QUERY_SOURCE)
+
+
+def comment_rows(root: Node, source: bytes) -> dict[int, str]:
+    """Row → text of every `#` comment that stands alone on its line."""
+    query = _comment_query()
+    rows: dict[int, str] = {}
+    for node in QueryCursor(query).captures(root).get("comment", []):
+        row = node.start_point[0]
+        raw = node_text(node, source)
+        if not raw.startswith("#"):
+            continue  # =begin … =end blocks are not doc comments here
+        line_begin = node.start_byte - node.start_point[1]
+        prefix = source[line_begin : node.start_byte]
+        if prefix.strip():
+            continue
+        rows[row] = raw
+    return rows
+
+
+def docstring_above(row: int, comments: dict[int, str]) -> str | None:
+    """The contiguous `#` block ending on the line above `row`, markers stripped; magic comments dropped."""
+    lines: list[str] = []
+    current = row - 1
+    while current in comments:
+        lines.append(comments[current])
+        current -= 1
+    lines.reverse()
+    cleaned = [line for line in lines if not _MAGIC_COMMENT.match(line)]
+    if not cleaned:
+        return None
+    stripped = [re.sub(r"^#+ ?", "", line).rstrip() for line in cleaned]
+    return "\n".join(stripped).strip("\n") or None
+
+
+# ----------------------------------------------------------------------------- the walk
+
+
+class _Walker:
+    def __init__(self, file_path: str, source: bytes, root: Node) -> None:
+        self.file_path = file_path
+        self.source = source
+        self.root = root
+        self.comments = comment_rows(root, source)
+        self.drafts: list[UnitDraft] = []
+
+    def run(self) -> None:
+        top = _Scope(nesting=(), owner=None, singleton=False, visibility=["public"])
+        stack: list[tuple[Node, _Scope]] = [(self.root, top)]
+        while stack:
+            node, scope = stack.pop()
+            stack.extend(self._visit(node, scope))
+
+    # Each visitor returns the (node, scope) pairs to walk next, in source order reversed.
+    def _visit(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
+        kind = node.type
+        if kind in ("class", "module"):
+            return self._visit_namespace(node, scope)
+        if kind == "singleton_class":
+            value = node.child_by_field_name("value")
+            inner = _Scope(scope.nesting, scope.owner, value is not None and value.type == "self", ["public"])
+            return [(c, inner) for c in reversed(body_statements(node.child_by_field_name("body")))]
+        if kind in ("method", "singleton_method"):
+            self._visit_method(node, scope)
+            return []
+        if kind == "identifier" and node.parent is not None and node.parent.type == "body_statement":
+            word = node_text(node, self.source)
+            if word in VISIBILITY_CALLS:
+                scope.visibility[0] = word
+            elif word == "module_function" and scope.owner is not None:
+                scope.owner.metadata["module_function"] = True
+            return []
+        if kind == "assignment":
+            made = self._visit_class_factory(node, scope)
+            if made is not None:
+                return made
+        if kind == "call":
+            return self._visit_call(node, scope)
+        if kind == "ERROR":
+            return self._visit_error(node, scope)
+        return [(c, scope) for c in reversed(node.children)]
+
+    def _visit_error(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
+        """Recover `class X`/`module X` headers whose `end` the parser lost inside an ERROR node.
+
+        The recovered namespace spans from its keyword to the end of the ERROR node and becomes the
+        scope of the siblings after it, so methods that did parse keep their owner.
+        """
+        pending: list[tuple[Node, _Scope]] = []
+        children = node.children
+        skip: set[int] = set()
+        for index, child in enumerate(children):
+            if index in skip:
+                continue
+            header = children[index + 1] if index + 1 < len(children) else None
+            if not child.is_named and child.type in ("class", "module") and header is not None:
+                resolved = constant_path(header, self.source)
+                if resolved is not None:
+                    skip.add(index + 1)
+                    superclass = children[index + 2] if index + 2 < len(children) else None
+                    if child.type == "class" and superclass is not None and superclass.type == "superclass":
+                        skip.add(index + 2)
+                    else:
+                        superclass = None
+                    scope = self._recovered_namespace(child, header, superclass, node, resolved, scope)
+                    continue
+            pending.append((child, scope))
+        return list(reversed(pending))
+
+    def _recovered_namespace(
+        self,
+        keyword: Node,
+        header: Node,
+        superclass: Node | None,
+        error: Node,
+        resolved: tuple[str, bool],
+        scope: _Scope,
+    ) -> _Scope:
+        identifier = self._namespace_identifier(resolved[0], resolved[1], scope)
+        draft = UnitDraft(
+            identifier=identifier,
+            type=keyword.type,
+            kind=keyword.type,
+            name=identifier.rsplit("::", 1)[-1],
+            node=keyword,
+            nesting=(identifier, *scope.nesting),
+            namespace=identifier.rsplit("::", 1)[0] if "::" in identifier else None,
+            parent=scope.owner.identifier if scope.owner is not None else None,
+            signature=collapse_whitespace(
+                self.source[keyword.start_byte : (superclass or header).end_byte].decode("utf-8", "replace")
+            ),
+            docstring=docstring_above(keyword.start_point[0], self.comments),
+            owner=scope.owner,
+            span_end=error,
+        )
+        draft.metadata["recovered"] = True
+        if superclass is not None:
+            self._record_superclass(draft, superclass, scope.nesting)
+        self.drafts.append(draft)
+        return _Scope(draft.nesting, draft, False, ["public"])
+
+    def _visit_call(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
+        name = call_name(node, self.source)
+        receiver = node.child_by_field_name("receiver")
+        if receiver is None and scope.owner is not None and node.parent is not None:
+            if _is_class_level(node, self.source):
+                scope.owner.dsl_calls.append(node)
+            if name in VISIBILITY_CALLS or name in ("private_class_method", "public_class_method"):
+                for arg in call_arguments(node):
+                    symbol = string_value(arg, self.source) if arg.type != "method" else None
+                    if symbol is not None:
+                        label = name.removesuffix("_class_method")
+                        prefix = "." if name.endswith("_class_method") else ""
+                        scope.owner.explicit_visibility[prefix + symbol] = label
+        block = call_block(node)
+        if receiver is None and name == "class_methods" and block is not None:
+            inner = _Scope(scope.nesting, scope.owner, True, ["public"])
+            return [(block, inner)]
+        if receiver is None and name in VISIBILITY_CALLS:
+            wrapped = _Scope(scope.nesting, scope.owner, scope.singleton, [name])
+            return [(c, wrapped) for c in reversed(call_arguments(node))]
+        return [(c, scope) for c in reversed(node.children)]
+
+    def _namespace_identifier(self, written: str, absolute: bool, scope: _Scope) -> str:
+        if absolute or not scope.nesting:
+            return written
+        return f"{scope.nesting[0]}::{written}"
+
+    def _visit_namespace(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
+        name_node = node.child_by_field_name("name")
+        resolved = constant_path(name_node, self.source)
+        body = node.child_by_field_name("body")
+        if resolved is None:
+            return [(c, scope) for c in reversed(body_statements(body))]
+        written, absolute = resolved
+        identifier = self._namespace_identifier(written, absolute, scope)
+        superclass_node = node.child_by_field_name("superclass") if node.type == "class" else None
+        draft = UnitDraft(
+            identifier=identifier,
+            type=node.type,
+            kind=node.type,
+            name=identifier.rsplit("::", 1)[-1],
+            node=node,
+            nesting=(identifier, *scope.nesting),
+            namespace=identifier.rsplit("::", 1)[0] if "::" in identifier else None,
+            parent=scope.owner.identifier if scope.owner is not None else None,
+            signature=signature_of(node, self.source, superclass_node or name_node),
+            docstring=docstring_above(node.start_point[0], self.comments),
+            body=body,
+            owner=scope.owner,
+        )
+        if superclass_node is not None:
+            self._record_superclass(draft, superclass_node, scope.nesting)
+        self.drafts.append(draft)
+        inner = _Scope(draft.nesting, draft, False, ["public"])
+        return [(c, inner) for c in reversed(body_statements(body))]
+
+    def _record_superclass(self, draft: UnitDraft, superclass_node: Node, outer: tuple[str, ...]) -> None:
+        expression = next((c for c in superclass_node.named_children if c.type != "comment"), None)
+        resolved = constant_path(expression, self.source)
+        if resolved is not None:
+            path, absolute = resolved
+            draft.superclass = path
+            draft.superclass_lookup = lexical_candidates(path, absolute, outer)
+            dep = Dependency(path, "superclass", None, draft.superclass_lookup)
+            draft.add_dep(superclass_node.start_byte, dep)
+            draft.metadata["superclass"] = path
+        elif expression is not None:
+            draft.metadata["superclass"] = node_text(expression, self.source)
+            draft.deps.extend(
+                collect_references(expression, self.source, outer, self.file_path, include_root=True)
+            )
+
+    def _visit_class_factory(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]] | None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if left is None or right is None or left.type not in CONSTANT_NODES or right.type != "call":
+            return None
+        receiver = right.child_by_field_name("receiver")
+        factory = constant_path(receiver, self.source)
+        method = call_name(right, self.source)
+        if factory is None or method not in CLASS_FACTORIES.get(factory[0], frozenset()):
+            return None
+        resolved = constant_path(left, self.source)
+        if resolved is None:
+            return None
+        written, absolute = resolved
+        identifier = self._namespace_identifier(written, absolute, scope)
+        kind = "module" if factory[0] == "Module" else "class"
+        draft = UnitDraft(
+            identifier=identifier,
+            type=kind,
+            kind=kind,
+            name=identifier.rsplit("::", 1)[-1],
+            node=node,
+            nesting=scope.nesting,  # a block opens no lexical scope: constants resolve outside
+            namespace=identifier.rsplit("::", 1)[0] if "::" in identifier else None,
+            parent=scope.owner.identifier if scope.owner is not None else None,
+            signature=node_text(node, self.source).split("\n", 1)[0].rstrip(),
+            docstring=docstring_above(node.start_point[0], self.comments),
+            body=call_block(right),
+            owner=scope.owner,
+        )
+        draft.metadata["factory"] = f"{factory[0]}.{method}"
+        if factory[0] == "Class":
+            args = call_arguments(right)
+            parent_class = constant_path(args[0], self.source) if args else None
+            if parent_class is not None:
+                draft.superclass = parent_class[0]
+                draft.superclass_lookup = lexical_candidates(parent_class[0], parent_class[1], scope.nesting)
+                draft.add_dep(
+                    args[0].start_byte,
+                    Dependency(parent_class[0], "superclass", None, draft.superclass_lookup),
+                )
+                draft.metadata["superclass"] = parent_class[0]
+        self.drafts.append(draft)
+        inner = _Scope(draft.nesting, draft, False, ["public"])
+        block = call_block(right)
+        return [(block, inner)] if block is not None else []
+
+    def _visit_method(self, node: Node, scope: _Scope) -> None:
+        name = node_text(node.child_by_field_name("name"), self.source)
+        singleton = scope.singleton
+        owner = scope.owner
+        owner_spelling = owner.identifier if owner is not None else None
+        if node.type == "singleton_method":
+            obj = node.child_by_field_name("object")
+            singleton = True
+            resolved = constant_path(obj, self.source)
+            if resolved is not None and (owner is None or resolved[0] not in (owner.name, owner.identifier)):
+                owner_spelling = resolved[0]
+        params = node.child_by_field_name("parameters")
+        separator = "." if singleton else "#"
+        identifier = f"{owner_spelling}{separator}{name}" if owner_spelling else f"{self.file_path}#{name}"
+        visibility = scope.visibility[0]
+        draft = UnitDraft(
+            identifier=identifier,
+            type="method",
+            kind="method",
+            name=name,
+            node=node,
+            nesting=owner.nesting if owner is not None else scope.nesting,
+            namespace=owner.identifier if owner is not None else None,
+            parent=owner.identifier if owner is not None else None,
+            signature=signature_of(node, self.source, params or node.child_by_field_name("name")),
+            docstring=docstring_above(node.start_point[0], self.comments),
+            body=node.child_by_field_name("body"),
+            singleton=singleton,
+            visibility=visibility,
+            owner=owner,
+        )
+        draft.metadata["visibility"] = visibility
+        draft.metadata["scope"] = "class" if singleton else "instance"
+        draft.metadata["parameters"] = parameter_names(params, self.source)
+        if owner is None:
+            draft.metadata["owner"] = "Object"
+        else:
+            owner.methods.append(draft)
+        self.drafts.append(draft)
+
+
+def _is_class_level(node: Node, source: bytes) -> bool:
+    """A statement of a class/module body, or of a DSL block (`included do`, `with_options do`) in one."""
+    parent = node.parent
+    if parent is None or parent.type not in ("body_statement", "block_body"):
+        return False
+    holder = parent.parent
+    if holder is None:
+        return False
+    if holder.type in ("class", "module"):
+        return True
+    if holder.type in ("do_block", "block") and holder.parent is not None and holder.parent.type == "call":
+        return call_name(holder.parent, source) in DSL_BLOCKS and _is_class_level(holder.parent, source)
+    return False
+
+
+def parameter_names(params: Node | None, source: bytes) -> list[str]:
+    """Parameter names with their Ruby sigils (`a`, `b = …` → `b`, `*rest`, `k:`, `**opts`, `&blk`)."""
+    if params is None:
+        return []
+    names: list[str] = []
+    sigils = {
+        "splat_parameter": "*",
+        "hash_splat_parameter": "**",
+        "block_parameter": "&",
+    }
+    for child in params.named_children:
+        if child.type == "identifier":
+            names.append(node_text(child, source))
+            continue
+        inner = child.child_by_field_name("name")
+        label = node_text(inner, source) if inner is not None else node_text(child, source)
+        if child.type == "keyword_parameter":
+            label += ":"
+        names.append(sigils.get(child.type, "") + label)
+    return names
+
+
+# ----------------------------------------------------------------------------- assembly
+
+
+def _finish_dependencies(walked: RubyFile) -> None:
+    source, path = walked.source, walked.file_path
+    for draft in walked.drafts:
+        if draft.kind == "method":
+            draft.deps.extend(collect_references(draft.node, source, draft.nesting, path))
+        elif draft.body is not None:
+            draft.deps.extend(collect_references(draft.body, source, draft.nesting, path))
+        if draft.owner is None and draft.kind != "method":
+            draft.deps.extend(walked.file_requires)
+
+
+def _apply_explicit_visibility(drafts: list[UnitDraft]) -> None:
+    for draft in drafts:
+        owner = draft.owner
+        if draft.kind != "method" or owner is None:
+            continue
+        key = ("." if draft.singleton else "") + draft.name
+        if key in owner.explicit_visibility:
+            draft.visibility = owner.explicit_visibility[key]
+            draft.metadata["visibility"] = draft.visibility
+
+
+def _file_requires(root: Node, source: bytes, file_path: str) -> list[tuple[int, Dependency]]:
+    """`require`s outside every class, module and method: they serve the file's top-level units."""
+    found: list[tuple[int, Dependency]] = []
+    stack = list(reversed(root.children))
+    while stack:
+        node = stack.pop()
+        if node.type in ("class", "module", "method", "singleton_method", "singleton_class"):
+            continue
+        if node.type == "call" and node.child_by_field_name("receiver") is None:
+            name = call_name(node, source)
+            args = call_arguments(node)
+            required = string_value(args[0], source) if args else None
+            if name in REQUIRE_CALLS and required is not None:
+                found.append(
+                    (
+                        node.start_byte,
+                        Dependency(required, "require", None, require_lookup(name, required, file_path)),
+                    )
+                )
+                continue
+        stack.extend(reversed(node.children))
+    return found
+
+
+def walk_file(file_path: str, source: bytes) -> tuple[RubyFile, tuple[str, ...]]:
+    """Parse and walk one Ruby file into drafts (generic Ruby only) plus syntax warnings."""
+    tree = base.parse(LANGUAGE, source)
+    walker = _Walker(file_path, source, tree.root_node)
+    walker.run()
+    walked = RubyFile(
+        file_path, source, tree.root_node, walker.drafts, _file_requires(tree.root_node, source, file_path)
+    )
+    _apply_explicit_visibility(walked.drafts)
+    _finish_dependencies(walked)
+    return walked, base.syntax_warnings(tree, file_path)
+
+
+def _span_lines(first: Node, last: Node) -> tuple[int, int]:
+    start = first.start_point[0] + 1
+    end_row, end_col = last.end_point
+    end = end_row + 1 if end_col > 0 else end_row
+    return start, max(start, end)
+
+
+def draft_to_unit(draft: UnitDraft, file_path: str, source: bytes) -> Unit:
+    last = draft.span_end or draft.node
+    start, end = _span_lines(draft.node, last)
+    return Unit(
+        identifier=draft.identifier,
+        type=draft.type,
+        language=LANGUAGE,
+        file_path=file_path,
+        line_start=start,
+        line_end=end,
+        source_code=source[draft.node.start_byte : last.end_byte].decode("utf-8", "replace"),
+        namespace=draft.namespace,
+        signature=draft.signature,
+        docstring=draft.docstring,
+        parent=draft.parent,
+        metadata=draft.metadata,
+        dependencies=dedup_dependencies(draft.deps),
+    )
+
+
+def unit_order(unit: Unit) -> tuple[int, int, str, str]:
+    """Outermost first in source order: by start line, longer span first, then identifier, type."""
+    return (unit.line_start, -unit.line_end, unit.identifier, unit.type)
+
+
+def extract(file_path: str, source: bytes) -> FileExtraction:
+    """Units of one Ruby file (`.rb`, `.rake`, `Rakefile`, `Gemfile`, …), Rails-aware by path."""
+    # Imported here: rails.py builds on this module's helpers, so a top-level import would cycle.
+    from woods.extract import rails
+
+    walked, warnings = walk_file(file_path, source)
+    extra_units, file_metadata = rails.enrich(walked)
+    units = [draft_to_unit(d, file_path, source) for d in walked.drafts] + list(extra_units)
+    units.sort(key=unit_order)
+    return FileExtraction(
+        file_path=file_path,
+        language=LANGUAGE,
+        units=tuple(units),
+        warnings=warnings,
+        metadata=file_metadata,
+    )

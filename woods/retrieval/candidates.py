@@ -1,0 +1,273 @@
+"""The nouns the retrieval stages hand each other: candidates, classifications, results, errors.
+
+Why one module: the classifier, executor, ranker, assembler and retriever each read what the
+previous stage produced. Keeping every value object here (frozen dataclasses) means no stage can
+change what an earlier stage decided, and every stage speaks the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from woods.errors import InputError, WoodsError
+from woods.store.identity import strip_chunk
+
+
+class InvalidQueryError(InputError, ValueError):
+    """The query is not a string, is blank after strip, or is over 8192 UTF-8 bytes."""
+
+
+class InvalidScopeError(InputError, ValueError):
+    """A scope list is malformed, a source path escapes the root, or a package is unknown."""
+
+
+class InvalidTypeError(InputError, ValueError):
+    """A requested or excluded unit type is malformed or unknown to this index and to woods."""
+
+
+class InvalidOptionError(InputError, ValueError):
+    """A retrieval option (mode, strategy, budget, limit) has a value retrieval cannot honour."""
+
+
+class StoreError(WoodsError):
+    """A store call failed during retrieval; `store` names which one (vector, metadata, graph)."""
+
+    def __init__(self, message: str, store: str = "metadata") -> None:
+        super().__init__(message)
+        self.store = store
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """What the QueryClassifier decided about a query (Ruby QueryClassifier::Classification)."""
+
+    intent: str
+    scope: str
+    target_type: str | None
+    framework_context: bool
+    keywords: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "intent": self.intent,
+            "scope": self.scope,
+            "target_type": self.target_type,
+            "framework_context": self.framework_context,
+            "keywords": list(self.keywords),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One search hit with provenance (Ruby SearchExecutor::Candidate).
+
+    `identifier` is a storage key, possibly chunk-suffixed (`X#chunk_2`). `source` is the strategy
+    that produced it (vector, keyword, graph, graph_expansion, direct, lexical, rrf).
+    `matched_fields` is None unless a keyword-style strategy recorded which fields matched.
+    `sources` lists every strategy that found the unit (filled by the ranker's RRF merge).
+    """
+
+    identifier: str
+    score: float
+    source: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    matched_fields: tuple[str, ...] | None = None
+    sources: tuple[str, ...] = ()
+
+    @property
+    def base_identifier(self) -> str:
+        return strip_chunk(self.identifier)
+
+    def with_score(self, score: float) -> Candidate:
+        return replace(self, score=score)
+
+    def found_by(self) -> tuple[str, ...]:
+        """The strategies that found this candidate (its own source when no merge happened)."""
+        return self.sources or (self.source,)
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionResult:
+    """What the SearchExecutor returns: candidates in strategy order plus the strategy used."""
+
+    candidates: tuple[Candidate, ...]
+    strategy: str
+    query: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceAttribution:
+    """One unit that made it into the context (Ruby assembler `sources` entry)."""
+
+    identifier: str
+    type: str | None
+    score: float
+    file_path: str | None
+    truncated: bool = False
+    matched_fields: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "identifier": self.identifier,
+            "type": self.type,
+            "score": self.score,
+            "file_path": self.file_path,
+        }
+        if self.truncated:
+            data["truncated"] = True
+        if self.matched_fields is not None:
+            data["matched_fields"] = list(self.matched_fields)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledContext:
+    """The assembler's output: the context text, its token estimate and attributions."""
+
+    context: str
+    tokens_used: int
+    budget: int
+    sources: tuple[SourceAttribution, ...]
+    sections: tuple[str, ...]
+    skipped_missing_metadata: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TypeRankEntry:
+    """Where one requested type landed (Ruby `type_rank_context` value)."""
+
+    source: str  # in_top_k | within_type_fallback | outside_top_k | absent
+    top_of_type_global_rank: int | None
+    global_k: int
+    total_of_type: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "top_of_type_global_rank": self.top_of_type_global_rank,
+            "global_k": self.global_k,
+            "total_of_type": self.total_of_type,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedScope:
+    """The scope a scoped retrieval honoured and what it found (Ruby `applied_scope`)."""
+
+    packages: tuple[str, ...]
+    source_paths: tuple[str, ...]
+    eligible_units: int
+    outcome: str  # matched | no_match | empty_scope
+    candidate_count: int
+    returned_units: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "packages": list(self.packages),
+            "source_paths": list(self.source_paths),
+            "eligible_units": self.eligible_units,
+            "outcome": self.outcome,
+            "candidate_count": self.candidate_count,
+            "returned_units": self.returned_units,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalTrace:
+    """Diagnostics of one retrieval (Ruby RetrievalTrace)."""
+
+    classification: Classification
+    strategy: str
+    candidate_count: int
+    ranked_count: int
+    tokens_used: int
+    elapsed_ms: float
+    skipped_missing_metadata: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "classification": self.classification.to_dict(),
+            "strategy": self.strategy,
+            "candidate_count": self.candidate_count,
+            "ranked_count": self.ranked_count,
+            "tokens_used": self.tokens_used,
+            "elapsed_ms": self.elapsed_ms,
+            "skipped_missing_metadata": self.skipped_missing_metadata,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RankedEntry:
+    """A ranked candidate as shown to a user: public identifier, storage key, type, sources."""
+
+    identifier: str
+    key: str
+    type: str
+    score: float
+    source: str
+    sources: tuple[str, ...]
+    matched_fields: tuple[str, ...] | None = None
+    file_path: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "identifier": self.identifier,
+            "key": self.key,
+            "type": self.type,
+            "file_path": self.file_path,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "score": self.score,
+            "source": self.source,
+            "sources": list(self.sources),
+        }
+        if self.matched_fields is not None:
+            data["matched_fields"] = list(self.matched_fields)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    """Everything one `Retriever.retrieve` call produced; interfaces render it, never recompute.
+
+    `sources` are the units in the context, in context order. `candidates` is the ranked list
+    after type filtering (trimmed to the caller's `limit`), each with the strategies that found it.
+    """
+
+    context: str
+    sources: tuple[SourceAttribution, ...]
+    candidates: tuple[RankedEntry, ...]
+    classification: Classification
+    strategy: str
+    tokens_used: int
+    budget: int
+    trace: RetrievalTrace
+    type_rank_context: dict[str, TypeRankEntry] | None = None
+    applied_scope: AppliedScope | None = None
+    mode: str = "semantic"
+    # The assembler's estimate before the type-rank table is appended: what `tokens_used` meant in
+    # the Ruby gem before 165a3736 (the version that captured the bench).
+    assembled_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "strategy": self.strategy,
+            "budget": self.budget,
+            "tokens_used": self.tokens_used,
+            "context": self.context,
+            "sources": [s.to_dict() for s in self.sources],
+            "results": [c.to_dict() for c in self.candidates],
+            "classification": self.classification.to_dict(),
+            "trace": self.trace.to_dict(),
+            "type_rank_context": (
+                None
+                if self.type_rank_context is None
+                else {t: e.to_dict() for t, e in self.type_rank_context.items()}
+            ),
+            "applied_scope": None if self.applied_scope is None else self.applied_scope.to_dict(),
+        }

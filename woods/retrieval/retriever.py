@@ -1,0 +1,495 @@
+"""Retriever: the whole retrieval pipeline behind one call.
+
+validate → scope → classify → execute → rank → type filter (+ within-type fallback) → assemble →
+RetrievalResult with a trace. Why one class: interfaces (CLI, MCP, Python API) must get the same
+answer for the same query; they render the typed result and never re-run pipeline stages.
+Guarantees (Ruby retriever.rb @165a3736): the query is validated before any work; only the
+vector and hybrid strategies create the embedder (keyword, graph, direct and lexical never touch
+it); `test_mapping` is excluded unless `types` asks for it; when `types` filters everything away
+the query is re-run as a hard-filtered vector search; `tokens_used` is the estimate of the final
+context, type-rank table included; store failures surface as StoreError naming the store.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from woods.errors import WoodsError
+from woods.retrieval.assembler import DEFAULT_BUDGET, DEFAULT_CHARS_PER_TOKEN, ContextAssembler
+from woods.retrieval.candidates import (
+    AppliedScope,
+    AssembledContext,
+    Candidate,
+    Classification,
+    InvalidOptionError,
+    InvalidQueryError,
+    InvalidTypeError,
+    RankedEntry,
+    RetrievalResult,
+    RetrievalTrace,
+    StoreError,
+    TypeRankEntry,
+)
+from woods.retrieval.classifier import QueryClassifier
+from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor
+from woods.retrieval.lexical import LexicalAssembler, LexicalIndex
+from woods.retrieval.ranker import RRF_POLICIES, Ranker
+from woods.retrieval.scope import Scope, ScopedGraphStore, ScopedVectorStore, scope_requested
+from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
+from woods.store.identity import public_identifier, strip_chunk
+
+MAX_QUERY_BYTES = 8 * 1024  # covers any natural-language query; fails fast instead of a provider 400
+DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically dominates real code
+# Types the structural banner counts, in this order (#105).
+STRUCTURAL_TYPES = ("model", "controller", "service", "job", "mailer", "component", "graphql")
+MODES = ("semantic", "lexical")
+_TYPE_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+# Unit types woods knows even when this index holds none of them (a query for `job` on an index
+# without jobs is a legitimate "absent", a typo like `modle` is an error). The Ruby gem's types
+# plus the generic ones the language extractors emit.
+_KNOWN_UNIT_TYPES_TEXT = """model controller service component view_component job mailer graphql graphql_type
+    graphql_mutation graphql_resolver graphql_query serializer manager policy validator concern
+    route middleware i18n pundit_policy configuration engine view_template migration
+    action_cable_channel scheduled_job rake_task state_machine event decorator database_view
+    caching factory test_mapping rails_source gem_source poro lib package database_table
+    external_consumer module class method function interface struct enum trait impl type
+    type_alias constant variable namespace record annotation object file"""
+KNOWN_UNIT_TYPES = frozenset(_KNOWN_UNIT_TYPES_TEXT.split())
+TYPE_RANK_HEADER = "| Type | Source | Rank in unfiltered top-K | Global K | Total in index |"
+TYPE_RANK_RULE = "|------|--------|--------------------------|----------|----------------|"
+
+
+class _Translated:
+    """Store facade: any failure of a store call becomes StoreError naming the store (MCP-6)."""
+
+    def __init__(self, store: Any, name: str) -> None:
+        self._store = store
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        value = getattr(self._store, attribute)
+        if not callable(value):
+            return value
+        name = self._name
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return value(*args, **kwargs)
+            except WoodsError:
+                raise
+            except Exception as exc:  # any adapter failure is a store failure here
+                raise StoreError(f"{name} store call {attribute} failed: {type(exc).__name__}: {exc}", store=name) from exc
+
+        return call
+
+
+@dataclass(frozen=True, slots=True)
+class _Pipeline:
+    metadata: MetadataStore
+    vectors: VectorStore | None
+    graph: GraphStore | None
+    executor: SearchExecutor
+    ranker: Ranker
+    assembler: ContextAssembler
+
+
+def validate_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise InvalidQueryError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidQueryError("query cannot be blank")
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        raise InvalidQueryError(f"query exceeds max size of {MAX_QUERY_BYTES} bytes (got {size})")
+    return query
+
+
+class Retriever:
+    """Answers queries against one set of stores (`stores.metadata`, `.vectors`, `.graph`).
+
+    `embedder_factory` is called at most once, on the first vector or hybrid search; pass None
+    for an index without an embedder (vector strategies then raise InvalidOptionError).
+    """
+
+    def __init__(
+        self,
+        stores: Any,
+        embedder_factory: Callable[[], Embedder] | None = None,
+        *,
+        mode: str = "semantic",
+        chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
+        rrf_policy: str = "unit",
+    ) -> None:
+        if mode not in MODES:
+            raise InvalidOptionError(f"unknown retrieval mode {mode!r} (expected semantic or lexical)")
+        self.mode = mode
+        self._raw_metadata = stores.metadata
+        self._stores = stores
+        self._chars_per_token = chars_per_token
+        if rrf_policy not in RRF_POLICIES:
+            raise InvalidOptionError(f"unknown RRF policy {rrf_policy!r} (expected unit or occurrence)")
+        self._rrf_policy = rrf_policy
+        self._embedder: Embedder | None = None
+        self._embedder_factory = embedder_factory
+        self._classifier = QueryClassifier()
+        self._pipeline: _Pipeline | None = None
+        self._lexical: LexicalIndex | None = None
+
+    # -- wiring ----------------------------------------------------------------------------
+    def _embedder_once(self) -> Embedder:
+        if self._embedder is None:
+            if self._embedder_factory is None:
+                raise InvalidOptionError("no embedding provider is configured (use --mode lexical or keyword strategies)")
+            self._embedder = self._embedder_factory()
+        return self._embedder
+
+    def _build(self, metadata: Any, vectors: Any, graph: Any) -> _Pipeline:
+        meta = _Translated(metadata, "metadata")
+        vec = _Translated(vectors, "vector") if vectors is not None else None
+        gra = _Translated(graph, "graph") if graph is not None else None
+        factory = self._embedder_once if self._embedder_factory is not None else None
+        return _Pipeline(
+            metadata=meta,
+            vectors=vec,
+            graph=gra,
+            executor=SearchExecutor(meta, vec, gra, factory),
+            ranker=Ranker(meta, gra, rrf_policy=self._rrf_policy),
+            assembler=ContextAssembler(meta, chars_per_token=self._chars_per_token),
+        )
+
+    def _base_pipeline(self) -> _Pipeline:
+        if self._pipeline is None:
+            vectors = _LazyVectors(self._stores)
+            self._pipeline = self._build(self._stores.metadata, vectors, getattr(self._stores, "graph", None))
+        return self._pipeline
+
+    def _lexical_index(self) -> LexicalIndex:
+        if self._lexical is None:
+            self._lexical = LexicalIndex(_Translated(self._raw_metadata, "metadata"))
+        return self._lexical
+
+    # -- the pipeline ----------------------------------------------------------------------
+    def retrieve(
+        self,
+        query: object,
+        *,
+        budget: int = DEFAULT_BUDGET,
+        types: Sequence[str] | None = None,
+        exclude_types: Sequence[str] | None = None,
+        strategy: str | None = None,
+        path_prefixes: Sequence[str] | None = None,
+        packages: Sequence[str] | None = None,
+        limit: int = DEFAULT_LIMIT,
+    ) -> RetrievalResult:
+        text = validate_query(query)
+        self._validate_options(budget, strategy, limit)
+        type_list = self._validate_types(types, "types")
+        excluded_extra = self._validate_types(exclude_types, "exclude_types")
+        started = time.perf_counter()
+        excluded = tuple(dict.fromkeys([*DEFAULT_EXCLUDE_TYPES, *excluded_extra]))
+
+        scope: Scope | None = None
+        pipeline = self._base_pipeline()
+        if scope_requested(packages, path_prefixes):
+            scope = Scope(
+                pipeline.metadata,
+                packages=packages,
+                source_paths=path_prefixes,
+                types=type_list,
+                exclude_types=excluded,
+            )
+        classification = self._classifier.classify(text)
+
+        if self.mode == "lexical" or strategy == "lexical":
+            result = self._retrieve_lexical(text, classification, budget, type_list, excluded, scope, limit, started)
+        else:
+            if scope is not None:
+                pipeline = self._build(
+                    scope.metadata,
+                    ScopedVectorStore(pipeline.vectors, scope) if pipeline.vectors is not None else None,
+                    ScopedGraphStore(pipeline.graph, scope) if pipeline.graph is not None else None,
+                )
+            result = self._retrieve_semantic(
+                pipeline, text, classification, budget, type_list, excluded, strategy, scope, limit, started
+            )
+        return result
+
+    def _retrieve_semantic(
+        self,
+        pipeline: _Pipeline,
+        query: str,
+        classification: Classification,
+        budget: int,
+        type_list: tuple[str, ...],
+        excluded: tuple[str, ...],
+        strategy: str | None,
+        scope: Scope | None,
+        limit: int,
+        started: float,
+    ) -> RetrievalResult:
+        execution = pipeline.executor.execute(query, classification, strategy=strategy)
+        ranked = pipeline.ranker.rank(execution.candidates, classification)
+        filtered = self._filter_by_type(pipeline.metadata, ranked, type_list, excluded)
+        fallback_ran = False
+        if type_list and not filtered:
+            fallback_ran = True
+            filtered = self._within_type_fallback(pipeline, query, classification, type_list, excluded)
+        type_rank_context = None
+        if type_list and scope is None:
+            type_rank_context = self._type_rank_context(pipeline.metadata, ranked, type_list, filtered, fallback_ran)
+
+        assembled = pipeline.assembler.assemble(
+            filtered,
+            classification,
+            structural_context=structural_banner(pipeline.metadata),
+            budget=budget,
+        )
+        context = assembled.context
+        if type_rank_context:
+            context = append_type_rank_table(context, type_rank_context)
+        tokens_used = pipeline.assembler.estimate_tokens(context)
+        trace = RetrievalTrace(
+            classification=classification,
+            strategy=execution.strategy,
+            candidate_count=len(execution.candidates),
+            ranked_count=len(filtered),
+            tokens_used=tokens_used,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            skipped_missing_metadata=assembled.skipped_missing_metadata,
+        )
+        return RetrievalResult(
+            context=context,
+            sources=assembled.sources,
+            candidates=self._entries(pipeline.metadata, filtered[:limit]),
+            classification=classification,
+            strategy=execution.strategy,
+            tokens_used=tokens_used,
+            budget=budget,
+            trace=trace,
+            type_rank_context=type_rank_context,
+            applied_scope=_applied_scope(scope, trace, assembled),
+            mode="semantic",
+            assembled_tokens=assembled.tokens_used,
+        )
+
+    def _retrieve_lexical(
+        self,
+        query: str,
+        classification: Classification,
+        budget: int,
+        type_list: tuple[str, ...],
+        excluded: tuple[str, ...],
+        scope: Scope | None,
+        limit: int,
+        started: float,
+    ) -> RetrievalResult:
+        index = self._lexical_index()
+        execution = index.execute(
+            query, types=type_list or None, exclude_types=excluded, keys=scope.keys if scope is not None else None
+        )
+        assembled = LexicalAssembler().assemble(execution.candidates, budget)
+        trace = RetrievalTrace(
+            classification=classification,
+            strategy="lexical",
+            candidate_count=len(execution.candidates),
+            ranked_count=len(execution.candidates),
+            tokens_used=assembled.tokens_used,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            skipped_missing_metadata=0,
+        )
+        return RetrievalResult(
+            context=assembled.context,
+            sources=assembled.sources,
+            candidates=self._entries(None, list(execution.candidates)[:limit]),
+            classification=classification,
+            strategy="lexical",
+            tokens_used=assembled.tokens_used,
+            budget=budget,
+            trace=trace,
+            applied_scope=_applied_scope(scope, trace, assembled),
+            mode="lexical",
+            assembled_tokens=assembled.tokens_used,
+        )
+
+    # -- type filtering --------------------------------------------------------------------
+    @staticmethod
+    def _candidate_type(metadata: MetadataStore, candidate: Candidate) -> str:
+        inline = candidate.metadata.get("type") if candidate.metadata else None
+        if inline is not None:
+            return str(inline)
+        record = metadata.find(strip_chunk(candidate.identifier))
+        value = record.get("type") if record else None
+        return "" if value is None else str(value)
+
+    def _filter_by_type(
+        self,
+        metadata: MetadataStore,
+        candidates: Sequence[Candidate],
+        type_list: tuple[str, ...],
+        excluded: tuple[str, ...],
+    ) -> list[Candidate]:
+        if type_list:
+            return [c for c in candidates if self._candidate_type(metadata, c) in type_list]
+        return [c for c in candidates if self._candidate_type(metadata, c) not in excluded]
+
+    def _within_type_fallback(
+        self,
+        pipeline: _Pipeline,
+        query: str,
+        classification: Classification,
+        type_list: tuple[str, ...],
+        excluded: tuple[str, ...],
+    ) -> list[Candidate]:
+        counts = pipeline.metadata.type_counts()
+        if all(counts.get(t, 0) == 0 for t in type_list):
+            return []
+        fallback = pipeline.executor.execute(query, classification, type_filter=list(type_list), strategy="vector")
+        ranked = pipeline.ranker.rank(fallback.candidates, classification)
+        return self._filter_by_type(pipeline.metadata, ranked, type_list, excluded)
+
+    def _type_rank_context(
+        self,
+        metadata: MetadataStore,
+        ranked: Sequence[Candidate],
+        type_list: tuple[str, ...],
+        filtered: Sequence[Candidate],
+        fallback_ran: bool,
+    ) -> dict[str, TypeRankEntry]:
+        counts = metadata.type_counts()
+        ranked_types = [self._candidate_type(metadata, c) for c in ranked]
+        filtered_types = {self._candidate_type(metadata, c) for c in filtered} if fallback_ran else set()
+        context: dict[str, TypeRankEntry] = {}
+        for unit_type in type_list:
+            rank = ranked_types.index(unit_type) + 1 if unit_type in ranked_types else None
+            total = counts.get(unit_type, 0)
+            if rank is not None:
+                source = "in_top_k"
+            elif total == 0:
+                source = "absent"
+            elif unit_type in filtered_types:
+                source = "within_type_fallback"
+            else:
+                source = "outside_top_k"
+            context[unit_type] = TypeRankEntry(source, rank, len(ranked), total)
+        return context
+
+    # -- validation and presentation -------------------------------------------------------
+    @staticmethod
+    def _validate_options(budget: object, strategy: object, limit: object) -> None:
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+            raise InvalidOptionError(f"budget must be a positive integer, got {budget!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+            raise InvalidOptionError(f"limit must be a positive integer, got {limit!r}")
+        if strategy is not None and strategy not in (*STRATEGIES, "lexical"):
+            raise InvalidOptionError(
+                f"unknown strategy {strategy!r} (expected one of {', '.join((*STRATEGIES, 'lexical'))})"
+            )
+
+    def _validate_types(self, values: Sequence[str] | None, name: str) -> tuple[str, ...]:
+        if values is None:
+            return ()
+        if isinstance(values, str) or not isinstance(values, (list, tuple, set, frozenset)):
+            raise InvalidTypeError(f"{name} must be a list of unit type names")
+        present: dict[str, int] | None = None
+        result: list[str] = []
+        for value in values:
+            if not isinstance(value, str) or not _TYPE_NAME.match(value):
+                raise InvalidTypeError(f"{name}: {value!r} is not a unit type name")
+            if value not in KNOWN_UNIT_TYPES:
+                if present is None:
+                    present = _Translated(self._raw_metadata, "metadata").type_counts()
+                if value not in present:
+                    raise InvalidTypeError(f"{name}: unknown unit type {value!r}")
+            if value not in result:
+                result.append(value)
+        return tuple(sorted(result)) if isinstance(values, (set, frozenset)) else tuple(result)
+
+    def _entries(self, metadata: MetadataStore | None, candidates: Iterable[Candidate]) -> tuple[RankedEntry, ...]:
+        entries = []
+        for candidate in candidates:
+            record: Record | None = dict(candidate.metadata) if candidate.metadata else None
+            if (record is None or "source_code" not in record) and metadata is not None:
+                record = metadata.find(strip_chunk(candidate.identifier)) or record
+            identifier = (record or {}).get("identifier") or public_identifier(strip_chunk(candidate.identifier))
+            unit_type = (record or {}).get("type")
+            entries.append(
+                RankedEntry(
+                    identifier=str(identifier),
+                    key=candidate.identifier,
+                    type="" if unit_type is None else str(unit_type),
+                    score=candidate.score,
+                    source=candidate.source,
+                    sources=candidate.found_by(),
+                    matched_fields=candidate.matched_fields,
+                    file_path=_optional_str((record or {}).get("file_path")),
+                    line_start=_optional_int((record or {}).get("line_start")),
+                    line_end=_optional_int((record or {}).get("line_end")),
+                )
+            )
+        return tuple(entries)
+
+
+def _optional_str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _optional_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class _LazyVectors:
+    """Defers `stores.vectors` (which may load FAISS) until a vector search actually runs."""
+
+    def __init__(self, stores: Any) -> None:
+        self._stores = stores
+
+    def __getattr__(self, attribute: str) -> Any:
+        vectors = self._stores.vectors
+        if vectors is None:
+            raise InvalidOptionError("this index has no vector store")
+        return getattr(vectors, attribute)
+
+
+def structural_banner(metadata: MetadataStore) -> str | None:
+    """`Codebase: N searchable entries (…)` or None for an empty store (#105)."""
+    total = metadata.count()
+    if total == 0:
+        return None
+    counts = metadata.type_counts()
+    parts = [f"{counts[t]} {t} entries" for t in STRUCTURAL_TYPES if counts.get(t, 0) > 0]
+    return (
+        f"Codebase: {total} searchable entries ({', '.join(parts)}). "
+        "Entries include per-chunk rows for chunked units; see `structure` for canonical unit counts."
+    )
+
+
+def append_type_rank_table(context: str, type_rank_context: dict[str, TypeRankEntry]) -> str:
+    lines = ["", "### Type rank context", "", TYPE_RANK_HEADER, TYPE_RANK_RULE]
+    for unit_type, entry in type_rank_context.items():
+        rank = "—" if entry.top_of_type_global_rank is None else str(entry.top_of_type_global_rank)
+        total = "?" if entry.total_of_type is None else str(entry.total_of_type)
+        lines.append(f"| {unit_type} | {entry.source} | {rank} | {entry.global_k} | {total} |")
+    return context + "\n" + "\n".join(lines) + "\n"
+
+
+def _applied_scope(scope: Scope | None, trace: RetrievalTrace, assembled: AssembledContext) -> AppliedScope | None:
+    if scope is None:
+        return None
+    if not scope.keys:
+        outcome = "empty_scope"
+    elif trace.ranked_count == 0:
+        outcome = "no_match"
+    else:
+        outcome = "matched"
+    return AppliedScope(
+        packages=scope.packages,
+        source_paths=scope.source_paths,
+        eligible_units=len(scope.keys),
+        outcome=outcome,
+        candidate_count=trace.candidate_count,
+        returned_units=len(assembled.sources),
+    )
