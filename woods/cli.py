@@ -12,6 +12,7 @@ them, so `woods --help` and `woods status` start fast.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -70,6 +71,11 @@ def _run(debug: bool, action: Callable[[], int | None]) -> None:
     except KeyboardInterrupt:
         sys.stderr.write("woods: interrupted\n")
         raise SystemExit(130) from None
+    except BrokenPipeError:
+        # The reader went away (`woods search … | head`): not an error worth a message.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0) from None
     except WoodsError as exc:
         if debug:
             traceback.print_exc()
@@ -205,21 +211,23 @@ def search(
 
     def action() -> int:
         _validate_query(query)
+        from woods.freshness import mark_stale
+
         stores = _open_index(path, store)
         try:
             result = _retrieve(stores, query, limit=limit, strategy=strategy.value, types=types,
                                exclude_types=exclude_types, budget=budget, mode=mode.value,
                                path_prefixes=path_prefixes)
+            payload = {"query": query, **result.to_dict()}
+            payload["warnings"] = [*payload.get("warnings", []), *mark_stale(stores, payload.get("results", []))]
         finally:
             stores.close()
         if as_json:
-            payload = {"query": query, **result.to_dict()}
-            payload.setdefault("warnings", [])
             if not context:
                 payload.pop("context", None)
             _emit_json(payload)
             return 0
-        _print_results(result, context)
+        _print_results(payload, context)
         return 0
 
     _run(debug, action)
@@ -234,16 +242,18 @@ def _retrieve(stores: Any, query: str, **options: Any) -> Any:
     return retriever.retrieve(query, strategy=None if strategy == "auto" else strategy, **options)
 
 
-def _print_results(result: Any, show_context: bool) -> None:
+def _print_results(payload: dict[str, Any], show_context: bool) -> None:
     out = sys.stdout
-    payload = result.to_dict()
     rows = payload.get("results", [])
     if not rows:
         out.write("no results\n")
     for i, row in enumerate(rows, 1):
         where = f"{row['file_path']}:{row['line_start']}-{row['line_end']}"
         found_by = ",".join(row.get("sources", []))
-        out.write(f"{i:>2}. {row['identifier']}  [{row['type']}]  {where}  score {row['score']:.3f}  ({found_by})\n")
+        stale = "  STALE" if row.get("stale") else ""
+        out.write(f"{i:>2}. {row['identifier']}  [{row['type']}]  {where}  score {row['score']:.3f}  ({found_by}){stale}\n")
+    for warning in payload.get("warnings", []):
+        sys.stderr.write(f"woods: warning: {warning}\n")
     sys.stderr.write(
         f"strategy {payload.get('strategy')}; {len(rows)} results; "
         f"{payload.get('trace', {}).get('elapsed_ms', '?')} ms\n"
@@ -303,6 +313,180 @@ def status(
             for label, items in (("changed", c.changed), ("added", c.added), ("deleted", c.deleted)):
                 for item in items[:20]:
                     out.write(f"  {label}: {item}\n")
+        return 0
+
+    _run(debug, action)
+
+
+# -- lookup, deps, dependents, structure ---------------------------------------------------------
+
+
+def _records_for(stores: Any, identifier: str) -> list[dict[str, Any]]:
+    """Records named by a storage key or a public identifier (all typed variants), or []."""
+    record = stores.metadata.find(identifier)
+    return [record] if record is not None else stores.metadata.find_by_identifier(identifier)
+
+
+def _unit_summary(record: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "identifier": record["identifier"],
+        "type": record["type"],
+        "file_path": record.get("file_path"),
+        "line_start": record.get("line_start"),
+        "line_end": record.get("line_end"),
+    }
+
+
+def _not_found(identifier: str, as_json: bool) -> int:
+    message = f"no unit named {identifier!r}; try `woods resolve {identifier!r}` to find it"
+    if as_json:
+        _emit_json({"status": "not_found", "identifier": identifier, "warnings": [message]})
+    sys.stderr.write(f"woods: {message}\n")
+    return 3
+
+
+@app.command()
+def lookup(
+    identifier: Annotated[str, typer.Argument(help="Unit identifier or storage key.")],
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    include_source: Annotated[bool, typer.Option("--source/--no-source", help="Include the source code.")] = True,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Show a unit: where it is, its metadata, dependencies and dependents (exit 3 when unknown)."""
+
+    def action() -> int:
+        stores = _open_index(path, store)
+        try:
+            records = _records_for(stores, identifier)
+        finally:
+            stores.close()
+        if not records:
+            return _not_found(identifier, as_json)
+        if not include_source:
+            records = [{k: v for k, v in r.items() if k != "source_code"} for r in records]
+        if as_json:
+            _emit_json({"status": "found", "identifier": identifier, "units": records, "warnings": []})
+            return 0
+        out = sys.stdout
+        for record in records:
+            out.write(f"{record['identifier']}  [{record['type']}]  {record['file_path']}:{record['line_start']}-{record['line_end']}\n")
+            if record.get("signature"):
+                out.write(f"  signature: {record['signature']}\n")
+            deps = ", ".join(f"{d['target']} ({d['via']})" for d in record.get("dependencies", []))
+            out.write(f"  dependencies: {deps or '-'}\n")
+            dependents = ", ".join(d["identifier"] for d in record.get("dependents", []))
+            out.write(f"  dependents: {dependents or '-'}\n")
+            if record.get("metadata"):
+                out.write(f"  metadata: {json.dumps(record['metadata'], ensure_ascii=False, sort_keys=True)}\n")
+            if include_source:
+                out.write("\n" + record.get("source_code", "").rstrip("\n") + "\n\n")
+        return 0
+
+    _run(debug, action)
+
+
+def _graph_command(identifier: str, path: Path | None, store: Path | None, depth: int, via: str | None,
+                   reverse: bool, as_json: bool) -> int:
+    stores = _open_index(path, store)
+    try:
+        records = _records_for(stores, identifier)
+        if not records:
+            return _not_found(identifier, as_json)
+        public = records[0]["identifier"]
+        hops = stores.graph.traverse(public, reverse=reverse, depth=depth, via=via)
+        found = stores.metadata.find_batch([h[0] for h in hops])
+        rows = []
+        for neighbour, edge_via, distance in hops:
+            record = found.get(neighbour) or next(iter(stores.metadata.find_by_identifier(neighbour)), None)
+            row = {"identifier": neighbour, "via": edge_via, "distance": distance, "in_index": record is not None}
+            if record is not None:
+                row.update({k: v for k, v in _unit_summary(record).items() if k != "identifier"})
+            rows.append(row)
+    finally:
+        stores.close()
+    if as_json:
+        _emit_json({
+            "identifier": public, "direction": "dependents" if reverse else "dependencies",
+            "depth": depth, "via": via, "results": rows, "warnings": [],
+        })
+        return 0
+    out = sys.stdout
+    if not rows:
+        out.write("none\n")
+    for row in rows:
+        where = f"  {row['file_path']}:{row['line_start']}" if row["in_index"] else "  (not in the index)"
+        out.write(f"{'  ' * (row['distance'] - 1)}{row['identifier']}  via {row['via']}{where}\n")
+    return 0
+
+
+DepthOpt = Annotated[int, typer.Option("--depth", min=1, max=10, help="Hops to follow.")]
+ViaOpt = Annotated[str | None, typer.Option("--via", help="Only edges of this kind (superclass, calls, include …).")]
+
+
+@app.command()
+def deps(
+    identifier: Annotated[str, typer.Argument(help="Unit identifier.")],
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    depth: DepthOpt = 1,
+    via: ViaOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """What a unit depends on (breadth-first up to --depth)."""
+    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, False, as_json))
+
+
+@app.command()
+def dependents(
+    identifier: Annotated[str, typer.Argument(help="Unit identifier.")],
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    depth: DepthOpt = 1,
+    via: ViaOpt = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """What depends on a unit (breadth-first up to --depth)."""
+    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, True, as_json))
+
+
+@app.command()
+def structure(
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    top: Annotated[int, typer.Option("--top", min=1, max=1000, help="Units in the PageRank list.")] = 20,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The shape of the codebase: units by type, edges by kind, files by language, top PageRank."""
+
+    def action() -> int:
+        stores = _open_index(path, store)
+        try:
+            payload = {
+                "units_by_type": stores.metadata.type_counts(),
+                "edges_by_via": stores.metadata.edge_counts_by_via(),
+                "files_by_language": stores.metadata.language_counts(),
+                "top_pagerank": [
+                    {"identifier": i, "type": t, "score": s} for i, t, s in stores.metadata.top_pagerank(top)
+                ],
+                "warnings": [],
+            }
+        finally:
+            stores.close()
+        if as_json:
+            _emit_json(payload)
+            return 0
+        out = sys.stdout
+        for title, key in (("units by type", "units_by_type"), ("edges by via", "edges_by_via"),
+                           ("files by language", "files_by_language")):
+            out.write(f"{title}: " + ", ".join(f"{k} {v}" for k, v in payload[key].items()) + "\n")
+        out.write("top PageRank:\n")
+        for row in payload["top_pagerank"]:
+            out.write(f"  {row['score']:.5f}  {row['identifier']}  [{row['type']}]\n")
         return 0
 
     _run(debug, action)

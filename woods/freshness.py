@@ -85,3 +85,18 @@ def changes_since_index(stores: Any, *, include_added: bool = True) -> Changes:
         max_bytes = int(stores.manifest.data.get("max_file_bytes") or 1_000_000)
         added = sorted(f.path for f in discover(root, max_file_bytes=max_bytes).files if f.path not in indexed)
     return Changes(sorted(changed), added, sorted(deleted))
+
+
+def mark_stale(stores: Any, results: list[dict[str, Any]]) -> list[str]:
+    """Set `"stale": True` on result rows whose file changed since indexing; return the warnings."""
+    paths = {str(r["file_path"]) for r in results if r.get("file_path")}
+    stale = stale_files(stores, paths) if paths else set()
+    for row in results:
+        if row.get("file_path") in stale:
+            row["stale"] = True
+    if not stale:
+        return []
+    return [
+        f"stale: {len(stale)} file(s) changed since indexing ({', '.join(sorted(stale)[:3])}"
+        f"{', …' if len(stale) > 3 else ''}); run `woods index` to refresh"
+    ]

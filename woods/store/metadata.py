@@ -310,6 +310,17 @@ class SQLiteMetadataStore:
                 scores[ident] = value
         return scores
 
+    def top_pagerank(self, limit: int, types: Sequence[str] | None = None) -> list[tuple[str, str, float]]:
+        """(identifier, type, pagerank) ordered by (−pagerank, identifier, type)."""
+        sql = "SELECT identifier, type, pagerank FROM units"
+        params: list[Any] = []
+        if types:
+            sql += f" WHERE type IN ({','.join('?' * len(types))})"
+            params.extend(types)
+        sql += " ORDER BY pagerank DESC, identifier, type LIMIT ?"
+        params.append(limit)
+        return [(r[0], r[1], float(r[2])) for r in self._conn.execute(sql, params)]
+
     # -- files, chunks, edges ---------------------------------------------------------------
     def files(self) -> list[FileRow]:
         rows = self._conn.execute(
