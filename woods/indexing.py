@@ -419,6 +419,7 @@ def extract_files(
     became unreadable since discovery is counted under that skip reason. Large repositories are
     parsed in a process pool (forkserver: no inherited threads or locks).
     """
+    from woods.extract import python as python_extractor
     from woods.extract import rails
 
     workers = workers or min(os.cpu_count() or 1, 4)
@@ -426,7 +427,10 @@ def extract_files(
     jobs = [(str(root), item.path, item.mtime_ns) for item in discovered]
     # Only the whole file list tells a Rails app's lib/ and spec/ from a plain gem's: the Ruby
     # extractor learns the app roots here, in this process and in every parse worker.
-    roots = rails.detect_rails_roots(job[1] for job in jobs)
+    layout_facts = (
+        rails.detect_rails_roots(job[1] for job in jobs),
+        python_extractor.package_dirs(job[1] for job in jobs),
+    )
     outcomes: Iterable[_FileOutcome]
     pool = None
     if workers > 1 and len(jobs) >= PARALLEL_PARSE_MIN_FILES:
@@ -436,31 +440,42 @@ def extract_files(
         pool = ProcessPoolExecutor(
             workers,
             mp_context=multiprocessing.get_context("forkserver"),
-            initializer=rails.set_rails_roots,
-            initargs=(roots,),
+            initializer=_set_repository_layout,
+            initargs=layout_facts,
         )
         outcomes = pool.map(_extract_one, *zip(*jobs, strict=True), chunksize=16)
     else:
         outcomes = (_extract_one(*job) for job in jobs)
     units: list[Unit] = []
     rows: list[FileRow] = []
+    previous = (rails.registered_roots(), python_extractor.registered_package_dirs())
+    _set_repository_layout(*layout_facts)
     try:
-        with rails.rails_roots(roots):
-            for outcome in outcomes:
-                progress.advance()
-                summary.warnings.extend(outcome.warnings)
-                if outcome.skip_reason:
-                    summary.skipped[outcome.skip_reason] = summary.skipped.get(outcome.skip_reason, 0) + 1
-                elif outcome.failure:
-                    summary.parse_failures += 1
-                    summary.warnings.append(outcome.failure)
-                elif outcome.row is not None:
-                    units.extend(outcome.units)
-                    rows.append(outcome.row)
+        for outcome in outcomes:
+            progress.advance()
+            summary.warnings.extend(outcome.warnings)
+            if outcome.skip_reason:
+                summary.skipped[outcome.skip_reason] = summary.skipped.get(outcome.skip_reason, 0) + 1
+            elif outcome.failure:
+                summary.parse_failures += 1
+                summary.warnings.append(outcome.failure)
+            elif outcome.row is not None:
+                units.extend(outcome.units)
+                rows.append(outcome.row)
     finally:
+        _set_repository_layout(*previous)
         if pool is not None:
             pool.shutdown(cancel_futures=True)
     return units, rows
+
+
+def _set_repository_layout(rails_roots: Any, package_dirs: Any) -> None:
+    """What only the whole file list can tell an extractor: Rails app roots, Python package dirs."""
+    from woods.extract import python as python_extractor
+    from woods.extract import rails
+
+    rails.set_rails_roots(rails_roots)
+    python_extractor.set_package_dirs(package_dirs)
 
 
 def index_repository(

@@ -208,6 +208,11 @@ def set_rails_roots(roots: Iterable[str] | None) -> None:
         _registered_roots = tuple(normalized)
 
 
+def registered_roots() -> tuple[str, ...]:
+    """The roots `set_rails_roots` registered (to restore them later)."""
+    return _registered_roots
+
+
 @contextmanager
 def rails_roots(roots: Iterable[str] | None) -> Iterator[None]:
     """`set_rails_roots` for the duration of a `with` block, restoring the previous roots after."""

@@ -1,0 +1,312 @@
+"""Go extraction: functions, methods (value and pointer receivers), structs, interfaces, other types.
+
+Package path: an extractor sees one file, not `go.mod`, so the package is named by the file's
+directory (`internal/billing/invoice.go` → `internal/billing`); a file at the repository root uses
+its `package` clause name. The linker may prefix the module path later. Identifiers are
+`<package>.Func`, `<package>.Type`, `<package>.Type.Method` (interface methods too). Go allows
+several `func init()` per package, so init functions are `<package>.init(<file name>)`; any other
+repeat of (identifier, type) inside one file gets `#2`, `#3` ….
+
+No package unit is emitted (one per file would collide across the package's files); a unit's
+import edges are the imports it actually uses, given as import paths (`via: "import"`), next to
+its calls (`via: "calls"`: same-package `Func()`, `pkg.Func()` of imports, `recv.M()` on its own
+receiver) and type references (`via: "code_reference"`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tree_sitter import Node
+
+from woods.extract import base
+from woods.units import Dependency, FileExtraction, Unit
+
+LANGUAGE = "go"
+
+# Predeclared identifiers: calls and type names that are never project code.
+_BUILTINS = frozenset(
+    {
+        "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32", "float64", "int",
+        "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8", "uint16", "uint32", "uint64",
+        "uintptr", "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make",
+        "max", "min", "new", "panic", "print", "println", "real", "recover", "true", "false", "iota", "nil",
+    }
+)
+# `/v2`-style major-version suffixes are not part of the package name.
+_MAJOR_VERSION = re.compile(r"v\d+\Z")
+
+
+def package_path(file_path: str, package_clause: str) -> str:
+    """The directory of the file, or the `package` clause name for a file at the root."""
+    directory = posixpath.dirname(file_path)
+    return directory or package_clause or "main"
+
+
+def import_name(path: str) -> str:
+    """The name an import is referred to by when it has no alias (`gopkg.in/yaml.v3` → `yaml`)."""
+    segments = [s for s in path.split("/") if s]
+    if len(segments) > 1 and _MAJOR_VERSION.match(segments[-1]):
+        segments.pop()
+    last = segments[-1] if segments else path
+    last = re.sub(r"\.v\d+\Z", "", last)
+    if last.startswith("go-"):
+        last = last[3:]
+    return last.replace("-", "_").replace(".", "_")
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A unit under construction; frozen into a Unit once its references are resolved."""
+
+    identifier: str
+    type: str
+    node: Node
+    parent: str | None
+    namespace: str
+    signature: str | None = None
+    docstring: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    deps: list[Dependency] = field(default_factory=list)
+    receiver_name: str | None = None
+    receiver_type: str | None = None
+    type_params: set[str] = field(default_factory=set)
+
+
+class _Extractor:
+    """One iterative walk over the file; every reference goes to the innermost unit."""
+
+    def __init__(self, file_path: str, source: bytes) -> None:
+        self.file_path = file_path
+        self.source = source
+        self.package = ""
+        self.imports: dict[str, str] = {}  # local name → import path
+        self.drafts: list[_Draft] = []
+        self.seen_ids: dict[tuple[str, str], int] = {}
+
+    def run(self) -> FileExtraction:
+        tree = base.parse("go", self.source)
+        root = tree.root_node
+        clause = next((c for c in root.named_children if c.type == "package_clause"), None)
+        clause_name = base.text(clause.named_child(0), self.source) if clause is not None and clause.named_child_count else ""
+        self.package = package_path(self.file_path, clause_name)
+        for decl in root.named_children:
+            if decl.type == "import_declaration":
+                self._imports(decl)
+        stack: list[tuple[Node, _Draft | None]] = [(c, None) for c in reversed(root.children)]
+        while stack:
+            node, owner = stack.pop()
+            kind = node.type
+            if kind in ("function_declaration", "method_declaration"):
+                owner = self._function(node)
+            elif kind in ("type_spec", "type_alias"):
+                owner = self._type(node)
+            elif kind == "method_elem" and owner is not None and owner.type == "interface":
+                self._interface_method(node, owner)
+                continue
+            elif owner is not None:
+                if kind == "call_expression":
+                    self._call(node, owner)
+                elif kind == "qualified_type":
+                    self._qualified(node, owner, "code_reference")
+                    continue
+                elif kind == "type_identifier":
+                    self._type_reference(node, owner)
+                elif kind == "selector_expression":
+                    self._selector(node, owner)
+            if kind in ("import_declaration", "package_clause", "comment"):
+                continue
+            skip = node.child_by_field_name("receiver") if kind == "method_declaration" else None
+            stack.extend((c, owner) for c in reversed(node.children) if skip is None or c != skip)
+        units = tuple(self._freeze(d) for d in self.drafts)
+        return FileExtraction(
+            self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path), {"package": self.package}
+        )
+
+    # -- declarations ----------------------------------------------------------------------
+
+    def _imports(self, decl: Node) -> None:
+        for spec in base.walk(decl):
+            if spec.type != "import_spec":
+                continue
+            path_node = spec.child_by_field_name("path")
+            path = base.text(path_node, self.source).strip('"`')
+            alias_node = spec.child_by_field_name("name")
+            alias = base.text(alias_node, self.source) if alias_node is not None else import_name(path)
+            if alias not in ("_", "."):
+                self.imports[alias] = path
+
+    def _unique(self, identifier: str, unit_type: str) -> str:
+        key = (identifier, unit_type)
+        count = self.seen_ids.get(key, 0) + 1
+        self.seen_ids[key] = count
+        return identifier if count == 1 else f"{identifier}#{count}"
+
+    def _function(self, node: Node) -> _Draft:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        body = node.child_by_field_name("body")
+        if node.type == "method_declaration":
+            recv_name, recv_type, pointer = self._receiver(node)
+            parent = f"{self.package}.{recv_type}"
+            identifier = self._unique(f"{parent}.{name}", "method")
+            draft = _Draft(identifier, "method", node, parent, parent)
+            draft.receiver_name, draft.receiver_type = recv_name, recv_type
+            draft.metadata["receiver"] = {"name": recv_name, "type": recv_type, "pointer": pointer}
+        else:
+            qualified = f"{self.package}.{name}"
+            if name == "init":
+                qualified = f"{qualified}({posixpath.basename(self.file_path)})"
+            draft = _Draft(self._unique(qualified, "function"), "function", node, None, self.package)
+        draft.signature = self._header(node, body)
+        draft.docstring = base.clean_comment(base.leading_comment(node, self.source))
+        draft.metadata["exported"] = name[:1].isupper()
+        draft.type_params = self._type_params(node)
+        self.drafts.append(draft)
+        return draft
+
+    def _type_params(self, node: Node) -> set[str]:
+        params = node.child_by_field_name("type_parameters")
+        if params is None:
+            return set()
+        return {
+            base.text(c.child_by_field_name("name"), self.source)
+            for c in params.named_children
+            if c.type == "type_parameter_declaration"
+        }
+
+    def _receiver(self, node: Node) -> tuple[str | None, str, bool]:
+        receiver = node.child_by_field_name("receiver")
+        param = next((c for c in receiver.named_children if c.type == "parameter_declaration"), None) if receiver else None
+        if param is None:
+            return None, "_", False
+        name_node = param.child_by_field_name("name")
+        type_node = param.child_by_field_name("type")
+        pointer = False
+        while type_node is not None and type_node.type in ("pointer_type", "parenthesized_type", "generic_type"):
+            pointer = pointer or type_node.type == "pointer_type"
+            inner = type_node.child_by_field_name("type") if type_node.type == "generic_type" else None
+            type_node = inner or next((c for c in type_node.named_children), None)
+        type_name = base.text(type_node, self.source) if type_node is not None else "_"
+        return (base.text(name_node, self.source) if name_node is not None else None), type_name, pointer
+
+    def _type(self, spec: Node) -> _Draft:
+        name = base.text(spec.child_by_field_name("name"), self.source)
+        type_node = spec.child_by_field_name("type")
+        kind = {"struct_type": "struct", "interface_type": "interface"}.get(type_node.type if type_node else "", "type")
+        declaration = spec.parent
+        single = declaration is not None and declaration.type == "type_declaration" and sum(
+            1 for c in declaration.named_children if c.type in ("type_spec", "type_alias")
+        ) == 1
+        span = declaration if single and declaration is not None else spec
+        draft = _Draft(self._unique(f"{self.package}.{name}", kind), kind, span, None, self.package)
+        body = None
+        if type_node is not None and type_node.type == "struct_type":
+            body = next((c for c in type_node.children if c.type == "field_declaration_list"), None)
+        elif type_node is not None and type_node.type == "interface_type":
+            body = next((c for c in type_node.children if c.type == "{"), None)
+        header = self._header(span, body)
+        draft.signature = header if header.startswith("type") else f"type {header}"
+        draft.docstring = base.clean_comment(base.leading_comment(span, self.source))
+        draft.metadata["exported"] = name[:1].isupper()
+        if spec.type == "type_alias":
+            draft.metadata["alias"] = True
+        draft.type_params = self._type_params(spec)
+        self.drafts.append(draft)
+        return draft
+
+    def _interface_method(self, node: Node, owner: _Draft) -> None:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        identifier = self._unique(f"{owner.identifier}.{name}", "method")
+        draft = _Draft(identifier, "method", node, owner.identifier, owner.identifier)
+        draft.signature = base.one_line(base.text(node, self.source))
+        draft.docstring = base.clean_comment(base.leading_comment(node, self.source))
+        draft.metadata = {"exported": name[:1].isupper(), "abstract": True}
+        self.drafts.append(draft)
+        for child in base.walk(node):
+            if child.type == "qualified_type":
+                self._qualified(child, draft, "code_reference")
+            elif child.type == "type_identifier":
+                self._type_reference(child, draft)
+
+    def _header(self, node: Node, body: Node | None) -> str:
+        stop = body.start_byte if body is not None else node.end_byte
+        return base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
+
+    # -- references ------------------------------------------------------------------------
+
+    def _import_dep(self, alias: str, owner: _Draft) -> str | None:
+        path = self.imports.get(alias)
+        if path is not None:
+            owner.deps.append(Dependency(path, "import", lookup=(path,)))
+        return path
+
+    def _call(self, node: Node, owner: _Draft) -> None:
+        function = node.child_by_field_name("function")
+        if function is None:
+            return
+        if function.type == "identifier":
+            name = base.text(function, self.source)
+            if name not in _BUILTINS:
+                target = f"{self.package}.{name}"
+                owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+        elif function.type == "selector_expression":
+            operand = function.child_by_field_name("operand")
+            member = base.text(function.child_by_field_name("field"), self.source)
+            if operand is None or operand.type != "identifier":
+                return
+            qualifier = base.text(operand, self.source)
+            path = self._import_dep(qualifier, owner)
+            if path is not None:
+                owner.deps.append(Dependency(f"{path}.{member}", "calls", lookup=(f"{path}.{member}",)))
+            elif owner.receiver_name and qualifier == owner.receiver_name:
+                target = f"{self.package}.{owner.receiver_type}.{member}"
+                owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+
+    def _selector(self, node: Node, owner: _Draft) -> None:
+        operand = node.child_by_field_name("operand")
+        if operand is not None and operand.type == "identifier":
+            self._import_dep(base.text(operand, self.source), owner)
+
+    def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
+        package = node.child_by_field_name("package")
+        name = base.text(node.child_by_field_name("name"), self.source)
+        path = self._import_dep(base.text(package, self.source), owner)
+        if path is not None:
+            owner.deps.append(Dependency(f"{path}.{name}", via, lookup=(f"{path}.{name}",)))
+
+    def _type_reference(self, node: Node, owner: _Draft) -> None:
+        parent = node.parent
+        if parent is not None and parent.type in ("type_spec", "type_alias") and parent.child_by_field_name("name") == node:
+            return
+        name = base.text(node, self.source)
+        if name in _BUILTINS or name in owner.type_params:
+            return
+        target = f"{self.package}.{name}"
+        owner.deps.append(Dependency(target, "code_reference", lookup=(target,)))
+
+    def _freeze(self, draft: _Draft) -> Unit:
+        start, end = base.line_range(draft.node)
+        deps = [d for d in draft.deps if d.target != draft.identifier]
+        return Unit(
+            identifier=draft.identifier,
+            type=draft.type,
+            language=LANGUAGE,
+            file_path=self.file_path,
+            line_start=start,
+            line_end=end,
+            source_code=base.text(draft.node, self.source),
+            namespace=draft.namespace,
+            signature=draft.signature,
+            docstring=draft.docstring,
+            parent=draft.parent,
+            metadata=draft.metadata,
+            dependencies=base.dedupe_dependencies(deps),
+        )
+
+
+def extract(file_path: str, source: bytes) -> FileExtraction:
+    """Units of one Go file, in source order (a type before its interface methods)."""
+    return _Extractor(file_path, source).run()

@@ -1,0 +1,363 @@
+"""Java extraction: classes, interfaces, enums, records, annotation types, methods and constructors.
+
+Identifiers use the `package` declaration, not the path: `com.acme.billing.Invoice`, nested
+`com.acme.billing.Invoice.Line`, methods `com.acme.billing.Invoice#charge`, constructors
+`com.acme.billing.Invoice#Invoice`. When a type declares several methods (or constructors) with
+one name, each of them gets its parameter types appended — `#charge(int,String...)`,
+`#charge(List<Line>)` — written as in the source with whitespace removed; a name declared once
+keeps the short form. Annotation types (`@interface`) are units of type "interface" with
+`metadata["annotation"] = True`. Methods of anonymous classes are not units; their references
+belong to the enclosing method. Any other repeated (identifier, type) in one file gets `#2` ….
+
+Dependencies: imports (`via: "import"`, a wildcard import names its package), `extends`
+(`superclass`) and `implements`, type references (`code_reference`) and calls, with candidates
+built from nested types of the file, single-type imports, the file's package and wildcard imports,
+in Java's own lookup order. `java.lang` names and type parameters are never edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tree_sitter import Node
+
+from woods.extract import base
+from woods.units import Dependency, FileExtraction, Unit
+
+LANGUAGE = "java"
+# Comment node types of the grammar (Javadoc is a block comment).
+_COMMENTS = frozenset({"block_comment", "line_comment"})
+
+# java.lang (implicitly imported) and boxed types: references to them never name project code.
+_JAVA_LANG = frozenset(
+    {
+        "Object", "String", "StringBuilder", "StringBuffer", "Integer", "Long", "Short", "Byte", "Double",
+        "Float", "Boolean", "Character", "Number", "Math", "Void", "System", "Thread", "Runnable",
+        "Iterable", "Comparable", "CharSequence", "Class", "Enum", "Record", "Exception", "RuntimeException",
+        "Error", "Throwable", "IllegalArgumentException", "IllegalStateException", "NullPointerException",
+        "UnsupportedOperationException", "IndexOutOfBoundsException", "ArithmeticException", "Override",
+        "Deprecated", "SuppressWarnings", "FunctionalInterface", "SafeVarargs", "AutoCloseable", "Cloneable",
+        "InterruptedException", "CloneNotSupportedException",
+    }
+)
+# Declaration node → unit type; annotation types (`@interface`) are interfaces with a flag.
+_TYPE_DECLARATIONS = {
+    "class_declaration": "class",
+    "interface_declaration": "interface",
+    "enum_declaration": "enum",
+    "record_declaration": "record",
+    "annotation_type_declaration": "interface",
+}
+_CALLABLES = frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"})
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A unit under construction; frozen into a Unit once its references are resolved."""
+
+    identifier: str
+    type: str
+    node: Node
+    parent: _Draft | None
+    namespace: str | None
+    signature: str | None = None
+    docstring: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    deps: list[Dependency] = field(default_factory=list)
+    type_params: set[str] = field(default_factory=set)
+    overloaded: set[str] = field(default_factory=set)  # member names declared more than once
+    members: dict[str, list[str]] = field(default_factory=dict)  # method name → identifiers
+    refs: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, via, dotted or name)
+
+
+def _members(body: Node | None) -> list[Node]:
+    if body is None:
+        return []
+    found: list[Node] = []
+    for child in body.named_children:
+        if child.type == "enum_body_declarations":
+            found.extend(child.named_children)
+        else:
+            found.append(child)
+    return found
+
+
+class _Extractor:
+    """One iterative walk; type references and calls go to the innermost unit."""
+
+    def __init__(self, file_path: str, source: bytes) -> None:
+        self.file_path = file_path
+        self.source = source
+        self.package: str | None = None
+        self.single_imports: dict[str, str] = {}  # simple name → qualified type
+        self.static_imports: dict[str, str] = {}  # member name → qualified owner type
+        self.wildcards: list[str] = []
+        self.import_deps: list[Dependency] = []
+        self.declared: dict[str, list[str]] = {}  # simple type name → qualified names in this file
+        self.drafts: list[_Draft] = []
+        self.seen_ids: dict[tuple[str, str], int] = {}
+        self.identifiers: set[str] = set()
+
+    def run(self) -> FileExtraction:
+        tree = base.parse("java", self.source)
+        root = tree.root_node
+        for child in root.named_children:
+            if child.type == "package_declaration":
+                name = next((c for c in child.named_children if c.type in ("scoped_identifier", "identifier")), None)
+                self.package = base.text(name, self.source) if name is not None else None
+            elif child.type == "import_declaration":
+                self._import(child)
+        stack: list[tuple[Node, _Draft | None]] = [(c, None) for c in reversed(root.children)]
+        while stack:
+            node, owner = stack.pop()
+            kind = node.type
+            if kind in ("package_declaration", "import_declaration") or kind in _COMMENTS:
+                continue
+            if kind in ("superclass", "super_interfaces", "extends_interfaces"):
+                continue  # recorded as superclass / implements by _heritage
+            if kind in _TYPE_DECLARATIONS:
+                owner = self._type(node, owner)
+            elif kind in _CALLABLES and owner is not None and owner.type in _TYPE_DECLARATIONS.values():
+                owner = self._callable(node, owner)
+            elif owner is not None:
+                if kind in ("type_identifier", "scoped_type_identifier"):
+                    owner.refs.append(("type", "code_reference", "".join(base.text(node, self.source).split())))
+                    if kind == "scoped_type_identifier":
+                        continue
+                elif kind == "method_invocation":
+                    self._call(node, owner)
+            stack.extend((c, owner) for c in reversed(node.children))
+        self.identifiers = {d.identifier for d in self.drafts}
+        units = tuple(self._freeze(d) for d in self.drafts)
+        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    # -- declarations ----------------------------------------------------------------------
+
+    def _import(self, node: Node) -> None:
+        name_node = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
+        if name_node is None:
+            return
+        name = base.text(name_node, self.source)
+        is_static = any(c.type == "static" for c in node.children)
+        wildcard = any(c.type == "asterisk" for c in node.children)
+        if wildcard:
+            if not is_static:
+                self.wildcards.append(name)
+            target = name
+        elif is_static:
+            owner, _, member = name.rpartition(".")
+            self.static_imports[member] = owner
+            target = owner
+        else:
+            self.single_imports[name.rpartition(".")[2]] = name
+            target = name
+        self.import_deps.append(Dependency(target, "import", lookup=(target,)))
+
+    def _unique(self, identifier: str, unit_type: str) -> str:
+        key = (identifier, unit_type)
+        count = self.seen_ids.get(key, 0) + 1
+        self.seen_ids[key] = count
+        return identifier if count == 1 else f"{identifier}#{count}"
+
+    def _enclosing_type(self, owner: _Draft | None) -> _Draft | None:
+        while owner is not None and owner.type not in _TYPE_DECLARATIONS.values():
+            owner = owner.parent
+        return owner
+
+    def _type(self, node: Node, owner: _Draft | None) -> _Draft:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        outer = self._enclosing_type(owner)
+        prefix = outer.identifier if outer is not None else self.package
+        unit_type = _TYPE_DECLARATIONS[node.type]
+        identifier = self._unique(f"{prefix}.{name}" if prefix else name, unit_type)
+        self.declared.setdefault(name, []).append(identifier)
+        draft = _Draft(identifier, unit_type, node, outer, prefix)
+        body = node.child_by_field_name("body")
+        draft.signature = self._header(node, body)
+        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.metadata = self._modifiers(node)
+        if node.type == "annotation_type_declaration":
+            draft.metadata["annotation"] = True
+        draft.type_params = self._type_params(node) | (outer.type_params if outer is not None else set())
+        if outer is None:
+            draft.deps.extend(self.import_deps)
+        counts: dict[str, int] = {}
+        for member in _members(body):
+            if member.type in _CALLABLES:
+                member_name = base.text(member.child_by_field_name("name"), self.source)
+                counts[member_name] = counts.get(member_name, 0) + 1
+        draft.overloaded = {n for n, c in counts.items() if c > 1}
+        self._heritage(node, draft)
+        self.drafts.append(draft)
+        return draft
+
+    def _heritage(self, node: Node, draft: _Draft) -> None:
+        superclass = node.child_by_field_name("superclass")
+        interfaces = node.child_by_field_name("interfaces")
+        extends = next((c for c in node.named_children if c.type == "extends_interfaces"), None)
+        for holder, via in ((superclass, "superclass"), (interfaces, "implements"), (extends, "superclass")):
+            if holder is None:
+                continue
+            for ref in base.walk(holder):
+                if ref.type in ("type_identifier", "scoped_type_identifier") and (
+                    ref.parent is None or ref.parent.type != "scoped_type_identifier"
+                ):
+                    draft.refs.append(("type", via, "".join(base.text(ref, self.source).split())))
+                    key = "extends" if via == "superclass" else "implements"
+                    draft.metadata.setdefault(key, []).append(base.text(ref, self.source))
+
+    def _callable(self, node: Node, owner: _Draft) -> _Draft:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        unit_type = "method" if node.type == "method_declaration" else "constructor"
+        suffix = ""
+        if name in owner.overloaded:
+            suffix = f"({','.join(self._parameter_types(node, owner))})"
+        identifier = self._unique(f"{owner.identifier}#{name}{suffix}", unit_type)
+        owner.members.setdefault(name, []).append(identifier)
+        draft = _Draft(identifier, unit_type, node, owner, owner.identifier)
+        body = node.child_by_field_name("body")
+        header = self._header(node, body)
+        draft.signature = header[:-1].rstrip() if header.endswith(";") else header
+        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.metadata = self._modifiers(node)
+        draft.metadata["parameters"] = self._parameter_types(node, owner)
+        return_type = node.child_by_field_name("type")
+        if return_type is not None:
+            draft.metadata["return_type"] = "".join(base.text(return_type, self.source).split())
+        if body is None and unit_type == "method":
+            draft.metadata["abstract"] = True
+        draft.type_params = self._type_params(node) | owner.type_params
+        self.drafts.append(draft)
+        return draft
+
+    def _parameter_types(self, node: Node, owner: _Draft) -> list[str]:
+        params = node.child_by_field_name("parameters")
+        if params is None and node.type == "compact_constructor_declaration":
+            params = owner.node.child_by_field_name("parameters")
+        types: list[str] = []
+        for param in params.named_children if params is not None else ():
+            if param.type == "formal_parameter":
+                types.append("".join(base.text(param.child_by_field_name("type"), self.source).split()))
+            elif param.type == "spread_parameter":
+                type_node = next((c for c in param.named_children if c.type not in ("modifiers", "variable_declarator")), None)
+                types.append("".join(base.text(type_node, self.source).split()) + "...")
+        return types
+
+    def _type_params(self, node: Node) -> set[str]:
+        params = node.child_by_field_name("type_parameters")
+        if params is None:
+            return set()
+        names: set[str] = set()
+        for param in params.named_children:
+            ident = next((c for c in param.named_children if c.type in ("type_identifier", "identifier")), None)
+            if ident is not None:
+                names.add(base.text(ident, self.source))
+        return names
+
+    def _modifiers(self, node: Node) -> dict[str, Any]:
+        modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+        words: list[str] = []
+        annotations: list[str] = []
+        for child in modifiers.children if modifiers is not None else ():
+            if child.type in ("marker_annotation", "annotation"):
+                annotations.append(base.one_line(base.text(child, self.source)).lstrip("@"))
+            elif not child.is_named or child.type in ("public", "private", "protected", "static", "final"):
+                words.append(base.text(child, self.source))
+        return {"modifiers": words, "annotations": annotations}
+
+    def _header(self, node: Node, body: Node | None) -> str:
+        stop = body.start_byte if body is not None else node.end_byte
+        return base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
+
+    # -- references ------------------------------------------------------------------------
+
+    def _candidates(self, dotted: str, owner: _Draft) -> list[str]:
+        """Qualified names a written type name may mean, in Java's lookup order."""
+        root, _, rest = dotted.partition(".")
+        if rest and root[:1].islower():
+            return [dotted]  # already fully qualified (`java.io.Serializable`)
+        tail = f".{rest}" if rest else ""
+        out: list[str] = []
+        scope = self._enclosing_type(owner)
+        while scope is not None:  # member types of enclosing types first (when this file has them)
+            if f"{scope.identifier}.{dotted}" in self.identifiers:
+                out.append(f"{scope.identifier}.{dotted}")
+            scope = self._enclosing_type(scope.parent)
+        out.extend(f"{q}{tail}" for q in self.declared.get(root, ()))
+        if root in self.single_imports:
+            out.append(self.single_imports[root] + tail)
+        out.append(f"{self.package}.{dotted}" if self.package else dotted)
+        out.extend(f"{w}.{dotted}" for w in self.wildcards)
+        return list(dict.fromkeys(out))
+
+    def _reference(self, dotted: str, owner: _Draft, via: str) -> Dependency | None:
+        if "<" in dotted or "@" in dotted:
+            return None
+        root = dotted.partition(".")[0]
+        if root in owner.type_params or (root in _JAVA_LANG and root not in self.declared):
+            return None
+        candidates = self._candidates(dotted, owner)
+        return Dependency(self._preferred(dotted, candidates), via, lookup=tuple(candidates))
+
+    def _preferred(self, dotted: str, candidates: list[str]) -> str:
+        root, _, rest = dotted.partition(".")
+        tail = f".{rest}" if rest else ""
+        if root in self.declared:
+            return self.declared[root][0] + tail
+        if root in self.single_imports:
+            return self.single_imports[root] + tail
+        if rest and root[:1].islower():
+            return dotted
+        return f"{self.package}.{dotted}" if self.package else candidates[-1]
+
+    def _call(self, node: Node, owner: _Draft) -> None:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        obj = node.child_by_field_name("object")
+        if obj is None or obj.type == "this":
+            owner.refs.append(("own_call" if obj is not None else "bare_call", "calls", name))
+        elif obj.type in ("identifier", "field_access", "scoped_identifier"):
+            owner.refs.append(("static_call", "calls", "".join(base.text(obj, self.source).split()) + "#" + name))
+
+    def _resolve(self, kind: str, via: str, spelled: str, owner: _Draft) -> Dependency | None:
+        if kind == "type":
+            return self._reference(spelled, owner, via)
+        if kind == "static_call":
+            dotted, _, name = spelled.partition("#")
+            root = dotted.partition(".")[0]
+            if not root[:1].isupper() or root in owner.type_params or root in _JAVA_LANG:
+                return None  # a variable or a field, not a type
+            candidates = [f"{c}#{name}" for c in self._candidates(dotted, owner)]
+            return Dependency(f"{self._preferred(dotted, candidates)}#{name}", via, lookup=tuple(candidates))
+        if kind == "bare_call" and spelled in self.static_imports:
+            target = f"{self.static_imports[spelled]}#{spelled}"
+            return Dependency(target, via, lookup=(target,))
+        cls = self._enclosing_type(owner)
+        if cls is None:
+            return None
+        known = cls.members.get(spelled) or [f"{cls.identifier}#{spelled}"]
+        return Dependency(known[0], via, lookup=tuple(known))
+
+    def _freeze(self, draft: _Draft) -> Unit:
+        start, end = base.line_range(draft.node)
+        deps = draft.deps + [self._resolve(kind, via, spelled, draft) for kind, via, spelled in draft.refs]
+        return Unit(
+            identifier=draft.identifier,
+            type=draft.type,
+            language=LANGUAGE,
+            file_path=self.file_path,
+            line_start=start,
+            line_end=end,
+            source_code=base.text(draft.node, self.source),
+            namespace=draft.namespace,
+            signature=draft.signature,
+            docstring=draft.docstring,
+            parent=draft.parent.identifier if draft.parent is not None else None,
+            metadata=draft.metadata,
+            dependencies=base.dedupe_dependencies(d for d in deps if d is not None and d.target != draft.identifier),
+        )
+
+
+def extract(file_path: str, source: bytes) -> FileExtraction:
+    """Units of one Java file: types outermost first, members in source order."""
+    return _Extractor(file_path, source).run()

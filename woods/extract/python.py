@@ -1,0 +1,426 @@
+"""Python extraction: modules, classes, methods and functions, with imports, bases, decorators, calls.
+
+Identifiers are dotted Python paths derived from the file path: a leading `src/` is dropped,
+`pkg/__init__.py` is the module `pkg`, and a file outside any package still gets its dotted path
+(`scripts/tool.py` → `scripts.tool`). Classes, methods and nested definitions append their names
+(`pkg.mod.Outer.Inner.m`). When one file defines the same (identifier, type) twice — a property
+and its setter, a conditional redefinition — the later ones get `#2`, `#3` … so every unit keeps
+its own storage key.
+
+Dependencies name absolute dotted targets: relative imports are resolved against the module's
+package, base classes and decorators through the file's import table, and calls get `lookup`
+candidates (`<this module>.f`, the imported name's full path, `<Class>.m` for `self.m()`) for the
+linker to resolve against the whole index.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from tree_sitter import Node
+
+from woods.extract import base
+from woods.units import Dependency, FileExtraction, Unit
+
+LANGUAGE = "python"
+
+# Builtin names are never project code: a call to `len()` or a `@property` decorator would only
+# produce edges the linker drops (or dangling nodes), so they are left out of dependencies.
+_BUILTINS = frozenset(dir(builtins))
+
+# Receivers that mean "this class" inside a method body.
+_SELF_NAMES = frozenset({"self", "cls"})
+
+# Decorators that change what kind of method a `def` is; recorded as metadata["kind"].
+_METHOD_KINDS = {"staticmethod": "staticmethod", "classmethod": "classmethod", "property": "property"}
+
+
+@dataclass(slots=True)
+class _Ref:
+    """A reference seen while walking, resolved once the whole file's imports are known."""
+
+    via: str
+    chain: tuple[str, ...] = ()
+    kind: str = "name"  # name | self | super | import
+    target: str = ""
+    lookup: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A unit under construction; frozen into a Unit after dependency resolution."""
+
+    identifier: str
+    type: str
+    node: Node
+    parent: _Draft | None
+    namespace: str | None
+    signature: str | None = None
+    docstring: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    refs: list[_Ref] = field(default_factory=list)
+    bases: list[tuple[str, ...]] = field(default_factory=list)
+
+
+# Directories (repository-relative, "" = root) that hold an `__init__.py`, when the index builder
+# knows the whole file list; None = unknown (each path is then named from the repository root).
+# With it, `fixtures/python_pkg/ledger/models/account.py` is `ledger.models.account` — the name
+# Python code imports — rather than a dotted repository path.
+_package_dirs: frozenset[str] | None = None
+
+
+def package_dirs(paths: Iterable[str]) -> frozenset[str]:
+    """Directories holding an `__init__.py`/`__init__.pyi` among repository-relative paths."""
+    found = set()
+    for path in paths:
+        pure = PurePosixPath(path)
+        if pure.name in ("__init__.py", "__init__.pyi"):
+            found.add(pure.parent.as_posix() if str(pure.parent) != "." else "")
+    return frozenset(found)
+
+
+def set_package_dirs(dirs: Iterable[str] | None) -> None:
+    """Tell the extractor which directories are packages (process-wide; None forgets)."""
+    global _package_dirs
+    _package_dirs = None if dirs is None else frozenset(dirs)
+
+
+def registered_package_dirs() -> frozenset[str] | None:
+    return _package_dirs
+
+
+def _import_root(file_path: str) -> int:
+    """How many leading path parts lie above the top-level package of `file_path` (0 if unknown)."""
+    if _package_dirs is None:
+        return 0
+    parent = PurePosixPath(file_path).parent
+    directory = "" if str(parent) == "." else parent.as_posix()
+    if directory not in _package_dirs:
+        return 0
+    while directory and directory in _package_dirs:
+        up = PurePosixPath(directory).parent
+        directory = "" if str(up) == "." else up.as_posix()
+        if directory == "" and "" in _package_dirs:
+            return 0
+    return len(PurePosixPath(directory).parts) if directory else 0
+
+
+def module_name(file_path: str) -> tuple[str, bool]:
+    """(dotted module name, is_package) for a repository-relative `.py`/`.pyi` path.
+
+    Inside a package (known from `set_package_dirs`), the name starts at the top-level package;
+    otherwise it is the dotted path from the repository root, a leading `src/` dropped.
+    """
+    parts = list(PurePosixPath(file_path).parts)
+    skip = _import_root(file_path)
+    if skip:
+        parts = parts[skip:]
+    elif len(parts) > 1 and parts[0] == "src":
+        parts = parts[1:]
+    if not parts:
+        return "__main__", False
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
+    parts[-1] = stem
+    is_package = stem == "__init__"
+    if is_package and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def resolve_relative(module: str, is_package: bool, level: int, name: str) -> str:
+    """The absolute dotted name of `from <level dots><name> import …` inside `module`."""
+    if level == 0:
+        return name
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    keep = max(0, len(package) - (level - 1))
+    parts = package[:keep] + ([name] if name else [])
+    return ".".join(p for p in parts if p)
+
+
+def _chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
+    """`a.b.c` → ('a', 'b', 'c'); `super().m` → ('super()', 'm'); anything else → None."""
+    parts: list[str] = []
+    current = node
+    while current is not None and current.type == "attribute":
+        parts.append(base.text(current.child_by_field_name("attribute"), source))
+        current = current.child_by_field_name("object")
+    if current is None:
+        return None
+    if current.type == "identifier":
+        parts.append(base.text(current, source))
+    elif current.type == "call" and base.text(current.child_by_field_name("function"), source) == "super":
+        parts.append("super()")
+    else:
+        return None
+    return tuple(reversed(parts))
+
+
+def _strip_call(node: Node | None) -> Node | None:
+    """`dec(args)` → `dec`; `Generic[T]` → `Generic`; other nodes unchanged."""
+    while node is not None and node.type in ("call", "subscript", "generic_type"):
+        node = node.child_by_field_name("function") or node.child_by_field_name("value") or node.named_child(0)
+    return node
+
+
+def _docstring(body: Node | None, source: bytes) -> str | None:
+    """The cleaned docstring when the block's first statement is a string literal."""
+    if body is None:
+        return None
+    first = next((c for c in body.named_children if c.type != "comment"), None)
+    if first is None or first.type != "expression_statement" or first.named_child_count != 1:
+        return None
+    literal = first.named_child(0)
+    if literal is None or literal.type != "string":
+        return None
+    start = next((c for c in literal.children if c.type == "string_start"), None)
+    end = next((c for c in literal.children if c.type == "string_end"), None)
+    if start is None or end is None:
+        return None
+    raw = source[start.end_byte : end.start_byte].decode("utf-8", "replace")
+    return inspect.cleandoc(raw) or None
+
+
+def _header(node: Node, body: Node | None, source: bytes) -> str:
+    """The declaration up to its body, on one line, without the trailing colon."""
+    stop = body.start_byte if body is not None else node.end_byte
+    header = base.one_line(source[node.start_byte : stop].decode("utf-8", "replace"))
+    return header[:-1].rstrip() if header.endswith(":") else header
+
+
+class _Extractor:
+    """One pass over one file's tree (iterative, so nesting depth is bounded only by memory)."""
+
+    def __init__(self, file_path: str, source: bytes) -> None:
+        self.file_path = file_path
+        self.source = source
+        self.module, self.is_package = module_name(file_path)
+        self.bindings: dict[str, str] = {}
+        self.drafts: list[_Draft] = []
+        self.seen_ids: dict[tuple[str, str], int] = {}
+        self.top_level: set[str] = set()
+        self.identifiers: set[str] = set()
+
+    # -- walking ---------------------------------------------------------------------------
+
+    def run(self) -> FileExtraction:
+        tree = base.parse("python", self.source)
+        root = tree.root_node
+        namespace = self.module.rpartition(".")[0] or None
+        module = _Draft(self.module, "module", root, None, namespace)
+        module.docstring = _docstring(root, self.source)
+        module.metadata["package"] = self.is_package
+        self.drafts.append(module)
+        stack: list[tuple[Node, _Draft]] = [(child, module) for child in reversed(root.children)]
+        while stack:
+            node, owner = stack.pop()
+            kind = node.type
+            if kind in ("decorated_definition", "function_definition", "class_definition"):
+                draft = self._definition(node, owner)
+                if draft is not None:
+                    definition = node.child_by_field_name("definition") if kind == "decorated_definition" else node
+                    if definition is not None:
+                        stack.extend((child, draft) for child in reversed(definition.children))
+                    continue
+            elif kind == "call":
+                self._call(node, owner)
+            elif kind in ("import_statement", "import_from_statement"):
+                self._import(node, owner)
+                continue
+            stack.extend((child, owner) for child in reversed(node.children))
+        self.identifiers = {d.identifier for d in self.drafts}
+        units = tuple(self._freeze(d) for d in self.drafts)
+        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    def _unique(self, identifier: str, unit_type: str) -> str:
+        key = (identifier, unit_type)
+        count = self.seen_ids.get(key, 0) + 1
+        self.seen_ids[key] = count
+        return identifier if count == 1 else f"{identifier}#{count}"
+
+    def _definition(self, node: Node, owner: _Draft) -> _Draft | None:
+        decorators: list[Node] = []
+        definition = node
+        if node.type == "decorated_definition":
+            decorators = [c for c in node.children if c.type == "decorator"]
+            found = node.child_by_field_name("definition")
+            if found is None:
+                return None
+            definition = found
+        name_node = definition.child_by_field_name("name")
+        if name_node is None or definition.type not in ("function_definition", "class_definition"):
+            return None
+        name = base.text(name_node, self.source)
+        is_class = definition.type == "class_definition"
+        unit_type = "class" if is_class else ("method" if owner.type == "class" else "function")
+        identifier = self._unique(f"{owner.identifier}.{name}", unit_type)
+        if owner.type == "module":
+            self.top_level.add(name)
+        body = definition.child_by_field_name("body")
+        draft = _Draft(identifier, unit_type, node, owner, owner.identifier)
+        draft.signature = _header(definition, body, self.source)
+        draft.docstring = _docstring(body, self.source) or base.clean_comment(base.leading_comment(node, self.source))
+        draft.metadata["decorators"] = [base.one_line(base.text(d, self.source))[1:].strip() for d in decorators]
+        for decorator in decorators:
+            chain = _chain(_strip_call(decorator.named_child(0)), self.source)
+            if chain:
+                draft.refs.append(_Ref("decorator", chain))
+                if not is_class and chain[-1] in _METHOD_KINDS:
+                    draft.metadata["kind"] = _METHOD_KINDS[chain[-1]]
+        if is_class:
+            self._bases(definition, draft)
+            draft.metadata["dataclass"] = any(
+                (ch := _chain(_strip_call(d.named_child(0)), self.source)) is not None and ch[-1] == "dataclass"
+                for d in decorators
+            )
+        else:
+            draft.metadata["async"] = any(c.type == "async" for c in definition.children)
+        self.drafts.append(draft)
+        return draft
+
+    def _bases(self, definition: Node, draft: _Draft) -> None:
+        arguments = definition.child_by_field_name("superclasses")
+        texts: list[str] = []
+        if arguments is not None:
+            for arg in arguments.named_children:
+                if arg.type in ("keyword_argument", "comment", "list_splat", "dictionary_splat"):
+                    continue
+                texts.append(base.one_line(base.text(arg, self.source)))
+                chain = _chain(_strip_call(arg), self.source)
+                if chain and chain[0] != "super()":
+                    draft.bases.append(chain)
+                    draft.refs.append(_Ref("superclass", chain))
+        draft.metadata["bases"] = texts
+
+    def _call(self, node: Node, owner: _Draft) -> None:
+        chain = _chain(node.child_by_field_name("function"), self.source)
+        if not chain:
+            return
+        if chain[0] == "super()":
+            if len(chain) == 2:
+                owner.refs.append(_Ref("calls", chain[1:], kind="super"))
+        elif chain[0] in _SELF_NAMES and len(chain) == 2:
+            owner.refs.append(_Ref("calls", chain[1:], kind="self"))
+        elif chain[0] not in _SELF_NAMES:
+            owner.refs.append(_Ref("calls", chain))
+
+    def _import(self, node: Node, owner: _Draft) -> None:
+        if node.type == "import_statement":
+            for item in node.named_children:
+                if item.type == "dotted_name":
+                    dotted = base.text(item, self.source)
+                    self.bindings.setdefault(dotted.split(".")[0], dotted.split(".")[0])
+                elif item.type == "aliased_import":
+                    dotted = base.text(item.child_by_field_name("name"), self.source)
+                    self.bindings[base.text(item.child_by_field_name("alias"), self.source)] = dotted
+                else:
+                    continue
+                parts = dotted.split(".")
+                lookup = tuple(".".join(parts[:i]) for i in range(len(parts), 0, -1))
+                owner.refs.append(_Ref("import", kind="import", target=dotted, lookup=lookup))
+            return
+        module_node = node.child_by_field_name("module_name")
+        if module_node is None:
+            return
+        if module_node.type == "relative_import":
+            prefix = next((c for c in module_node.children if c.type == "import_prefix"), None)
+            level = base.text(prefix, self.source).count(".") if prefix is not None else 0
+            dotted = next((c for c in module_node.children if c.type == "dotted_name"), None)
+            absolute = resolve_relative(self.module, self.is_package, level, base.text(dotted, self.source))
+        else:
+            absolute = base.text(module_node, self.source)
+        if absolute == "__future__":
+            return
+        names = [c for c in node.children_by_field_name("name")]
+        if not names or any(c.type == "wildcard_import" for c in node.children):
+            if absolute:
+                owner.refs.append(_Ref("import", kind="import", target=absolute, lookup=(absolute,)))
+            return
+        for item in names:
+            if item.type == "aliased_import":
+                imported = base.text(item.child_by_field_name("name"), self.source)
+                local = base.text(item.child_by_field_name("alias"), self.source)
+            else:
+                imported = base.text(item, self.source)
+                local = imported.split(".")[0]
+            full = f"{absolute}.{imported}" if absolute else imported
+            self.bindings[local] = full
+            lookup = (full, absolute) if absolute else (full,)
+            owner.refs.append(_Ref("import", kind="import", target=full, lookup=lookup))
+
+    # -- resolving -------------------------------------------------------------------------
+
+    def _resolve(self, ref: _Ref, draft: _Draft) -> Dependency | None:
+        if ref.kind == "import":
+            return Dependency(ref.target, "import", lookup=ref.lookup)
+        if ref.kind in ("self", "super"):
+            return self._resolve_member(ref, draft)
+        root, rest = ref.chain[0], ref.chain[1:]
+        dotted = ".".join(ref.chain)
+        candidates: list[str] = []
+        # Decorators and base classes are evaluated in the scope around the definition.
+        scope = draft.parent if ref.via in ("decorator", "superclass") else draft
+        while scope is not None and scope.type in ("function", "method"):
+            if f"{scope.identifier}.{dotted}" in self.identifiers:
+                candidates.append(f"{scope.identifier}.{dotted}")
+            scope = scope.parent
+        candidates.append(f"{self.module}.{dotted}")
+        imported = None
+        if root in self.bindings:
+            imported = ".".join((self.bindings[root], *rest))
+            candidates.append(imported)
+        elif root in _BUILTINS and root not in self.top_level:
+            return None
+        elif ref.via == "decorator" and root not in self.top_level:
+            return None  # `@x.setter`, `@app.route`: a local object, not a unit anywhere
+        target = imported or candidates[-1]
+        return Dependency(target, ref.via, lookup=tuple(dict.fromkeys(candidates)))
+
+    def _resolve_member(self, ref: _Ref, draft: _Draft) -> Dependency | None:
+        cls: _Draft | None = draft
+        while cls is not None and cls.type != "class":
+            cls = cls.parent
+        if cls is None:
+            return None
+        name = ref.chain[0]
+        candidates = [f"{cls.identifier}.{name}"] if ref.kind == "self" else []
+        for chain in cls.bases:
+            resolved = self._resolve(_Ref("superclass", chain), cls)
+            if resolved is not None:
+                candidates.append(f"{resolved.target}.{name}")
+        if not candidates:
+            return None
+        return Dependency(candidates[0], ref.via, lookup=tuple(dict.fromkeys(candidates)))
+
+    def _freeze(self, draft: _Draft) -> Unit:
+        deps = (self._resolve(ref, draft) for ref in draft.refs)
+        if draft.type == "module":
+            start, end = 1, max(1, self.source.count(b"\n") + (0 if self.source.endswith(b"\n") else 1))
+            code = self.source.decode("utf-8", "replace")
+        else:
+            start, end = base.line_range(draft.node)
+            code = base.text(draft.node, self.source)
+        return Unit(
+            identifier=draft.identifier,
+            type=draft.type,
+            language=LANGUAGE,
+            file_path=self.file_path,
+            line_start=start,
+            line_end=end,
+            source_code=code,
+            namespace=draft.namespace,
+            signature=draft.signature,
+            docstring=draft.docstring,
+            parent=draft.parent.identifier if draft.parent is not None else None,
+            metadata=draft.metadata,
+            dependencies=base.dedupe_dependencies(d for d in deps if d is not None),
+        )
+
+
+def extract(file_path: str, source: bytes) -> FileExtraction:
+    """Units of one Python file (module first, then its definitions in source order)."""
+    return _Extractor(file_path, source).run()

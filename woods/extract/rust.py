@@ -1,0 +1,473 @@
+"""Rust extraction: modules, structs, enums, traits, type aliases, functions and methods.
+
+Module paths come from the file path below `src/`: `src/lib.rs` and `src/main.rs` are `crate`,
+`src/billing/mod.rs` is `crate::billing`, `src/billing/invoice.rs` is `crate::billing::invoice`;
+a file outside `src/` (tests, examples, build.rs) maps its whole path the same way. Inline
+`mod x { … }` nests (`crate::billing::x`). Items are `<module>::Name`; methods of `impl Type` are
+`<Type path>::method` (the type resolved through `use`, else the current module), trait methods
+`<module>::Trait::method`; `impl` blocks are not units. A repeated (identifier, type) in one file —
+`fmt` of a `Display` and a `Debug` impl — gets `#2`, `#3` ….
+
+Dependencies: `use` trees flattened to absolute paths (`crate::`, `super::`, `self::` resolved;
+other paths kept as written with `crate::`-relative lookup candidates), `impl Trait for Type`
+(`implements`, on the type's unit when it is in this file, else on the module unit), calls to
+paths and to `self.m()` / `Self::m()`, and references to types that are `use`d or declared here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from tree_sitter import Node
+
+from woods.extract import base
+from woods.units import Dependency, FileExtraction, Unit
+
+LANGUAGE = "rust"
+# Comment node types of the grammar (`///` and `//!` doc comments are line comments).
+_COMMENTS = frozenset({"line_comment", "block_comment"})
+# Item node → unit type; unions are structs for retrieval purposes.
+_ITEM_TYPES = {
+    "struct_item": "struct",
+    "union_item": "struct",
+    "enum_item": "enum",
+    "trait_item": "trait",
+    "type_item": "type_alias",
+}
+# Prelude names (enum variants, std constructors) a call never resolves to in project code.
+_PRELUDE = frozenset({"Ok", "Err", "Some", "None", "Box", "Vec", "String", "drop", "Default", "Option"})
+# First path segments that name the standard library, kept as written.
+_STD_CRATES = frozenset({"std", "core", "alloc"})
+
+
+def module_path(file_path: str) -> str:
+    """`src/billing/invoice.rs` → `crate::billing::invoice` (see the module docstring)."""
+    parts = list(PurePosixPath(file_path).parts)
+    if "src" in parts:
+        parts = parts[parts.index("src") + 1 :]
+    if not parts:
+        return "crate"
+    stem = parts[-1][:-3] if parts[-1].endswith(".rs") else parts[-1]
+    if stem == "mod" or (len(parts) == 1 and stem in ("lib", "main")):
+        parts = parts[:-1]
+    else:
+        parts[-1] = stem
+    return "::".join(["crate", *parts])
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """Where a node sits: its module, and the impl/trait whose `Self` it sees."""
+
+    module: str
+    self_type: str | None = None
+    trait: str | None = None
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A unit under construction; frozen into a Unit once its references are resolved."""
+
+    identifier: str
+    type: str
+    first: Node
+    node: Node
+    parent: str | None
+    namespace: str | None
+    ctx: _Ctx
+    outer: _Draft | None = None
+    signature: str | None = None
+    docstring: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    deps: list[Dependency] = field(default_factory=list)
+    refs: list[tuple[str, tuple[str, ...], _Ctx]] = field(default_factory=list)
+
+
+def _path_segments(node: Node | None, source: bytes) -> tuple[str, ...] | None:
+    """`a::b::c` (scoped identifier or scoped type) → ('a', 'b', 'c'); a generic's base path."""
+    parts: list[str] = []
+    current = node
+    while current is not None:
+        kind = current.type
+        if kind in ("scoped_identifier", "scoped_type_identifier"):
+            parts.append(base.text(current.child_by_field_name("name"), source))
+            current = current.child_by_field_name("path")
+            if current is None:
+                break
+        elif kind in ("generic_type", "generic_function"):
+            current = current.child_by_field_name("type") or current.child_by_field_name("function")
+        elif kind in ("identifier", "type_identifier", "crate", "super", "self", "metavariable"):
+            parts.append(base.text(current, source))
+            break
+        else:
+            return None
+    return tuple(reversed(parts)) if parts else None
+
+
+def _leading_docs(node: Node, source: bytes) -> str | None:
+    """Comments directly above an item, across its `#[…]` attributes."""
+    lines: list[str] = []
+    current = node.prev_sibling
+    expected = node.start_point[0]
+    while current is not None and current.end_point[0] >= expected - 1:
+        if current.type in _COMMENTS:
+            lines.insert(0, base.text(current, source).rstrip("\n"))
+        elif current.type != "attribute_item":
+            break
+        expected = current.start_point[0]
+        current = current.prev_sibling
+    return base.clean_comment("\n".join(lines)) if lines else None
+
+
+class _Extractor:
+    """One iterative walk; paths are resolved at the end, when every `use` is known."""
+
+    def __init__(self, file_path: str, source: bytes) -> None:
+        self.file_path = file_path
+        self.source = source
+        self.root_module = module_path(file_path)
+        self.bindings: dict[str, str] = {}  # local name → absolute path
+        self.declared: dict[str, str] = {}  # item name → identifier (first declaration wins)
+        self.drafts: list[_Draft] = []
+        self.by_id: dict[str, _Draft] = {}
+        self.seen_ids: dict[tuple[str, str], int] = {}
+        self.impls: list[tuple[str, tuple[str, ...], _Ctx, _Draft]] = []
+        self.child_mods: dict[str, set[str]] = {}  # module path → names of its `mod x` items
+
+    def run(self) -> FileExtraction:
+        tree = base.parse("rust", self.source)
+        root = tree.root_node
+        ctx = _Ctx(self.root_module)
+        module = _Draft(self.root_module, "module", root, root, None, self._parent_module(self.root_module), ctx)
+        module.docstring = self._inner_docs(root)
+        self.drafts.append(module)
+        for child in root.named_children:
+            if child.type == "mod_item":
+                self.child_mods.setdefault(ctx.module, set()).add(
+                    base.text(child.child_by_field_name("name"), self.source)
+                )
+        for child in root.named_children:
+            if child.type == "use_declaration":
+                self._use(child, ctx, module, record=False)
+        stack: list[tuple[Node, _Draft, _Ctx]] = [(c, module, ctx) for c in reversed(root.children)]
+        while stack:
+            node, owner, ctx = stack.pop()
+            kind = node.type
+            if kind in _COMMENTS or kind == "attribute_item":
+                continue
+            if kind == "use_declaration":
+                self._use(node, ctx, owner, record=True)
+                continue
+            if kind == "mod_item":
+                body = node.child_by_field_name("body")
+                name = base.text(node.child_by_field_name("name"), self.source)
+                self.child_mods.setdefault(ctx.module, set()).add(name)
+                if body is not None:
+                    draft = self._mod(node, owner, ctx)
+                    inner = _Ctx(draft.identifier)
+                    stack.extend((c, draft, inner) for c in reversed(body.children))
+                continue
+            if kind == "impl_item":
+                inner = self._impl(node, owner, ctx)
+                body = node.child_by_field_name("body")
+                if body is not None:
+                    stack.extend((c, owner, inner) for c in reversed(body.children))
+                continue
+            if kind in _ITEM_TYPES:
+                owner = self._item(node, owner, ctx)
+                if kind == "trait_item":
+                    ctx = _Ctx(ctx.module, owner.identifier, owner.identifier)
+            elif kind in ("function_item", "function_signature_item"):
+                owner = self._function(node, owner, ctx)
+            elif kind == "call_expression":
+                self._call(node, owner, ctx)
+            elif kind in ("type_identifier", "scoped_type_identifier") and owner.type != "module":
+                self._type_ref(node, owner, ctx)
+                if kind == "scoped_type_identifier":
+                    continue
+            stack.extend((c, owner, ctx) for c in reversed(node.children))
+        self._attach_impls()
+        units = tuple(self._freeze(d) for d in self.drafts)
+        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    # -- declarations ----------------------------------------------------------------------
+
+    @staticmethod
+    def _parent_module(path: str) -> str | None:
+        head, sep, _ = path.rpartition("::")
+        return head if sep else None
+
+    def _inner_docs(self, body: Node) -> str | None:
+        lines: list[str] = []
+        for child in body.children:
+            if child.type not in _COMMENTS:
+                if child.type in ("{",):
+                    continue
+                break
+            raw = base.text(child, self.source)
+            if raw.startswith("//!") or raw.startswith("/*!"):
+                lines.append(raw.replace("/*!", "/*", 1).rstrip("\n"))
+        return base.clean_comment("\n".join(lines)) if lines else None
+
+    def _unique(self, identifier: str, unit_type: str) -> str:
+        key = (identifier, unit_type)
+        count = self.seen_ids.get(key, 0) + 1
+        self.seen_ids[key] = count
+        return identifier if count == 1 else f"{identifier}#{count}"
+
+    def _first(self, node: Node) -> Node:
+        """The item's first node, its `#[…]` attributes included."""
+        first = node
+        previous = node.prev_named_sibling
+        while previous is not None and previous.type == "attribute_item":
+            first = previous
+            previous = previous.prev_named_sibling
+        return first
+
+    def _new(self, node: Node, name: str, unit_type: str, owner: _Draft, ctx: _Ctx, prefix: str) -> _Draft:
+        identifier = self._unique(f"{prefix}::{name}", unit_type)
+        draft = _Draft(identifier, unit_type, self._first(node), node, prefix, prefix, ctx, owner)
+        body = node.child_by_field_name("body")
+        stop = body.start_byte if body is not None else node.end_byte
+        header = base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
+        draft.signature = header[:-1].rstrip() if header.endswith(";") else header
+        draft.docstring = _leading_docs(node, self.source)
+        draft.metadata = self._metadata(node, draft.first)
+        self.drafts.append(draft)
+        self.by_id.setdefault(identifier, draft)
+        return draft
+
+    def _metadata(self, node: Node, first: Node) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        visibility = next((c for c in node.children if c.type == "visibility_modifier"), None)
+        meta["visibility"] = base.text(visibility, self.source) if visibility is not None else "private"
+        attributes: list[str] = []
+        current: Node | None = first
+        while current is not None and current.type == "attribute_item":
+            attributes.append(base.one_line(base.text(current, self.source)))
+            current = current.next_named_sibling
+        meta["attributes"] = attributes
+        modifiers = next((c for c in node.children if c.type == "function_modifiers"), None)
+        if modifiers is not None:
+            meta["modifiers"] = base.text(modifiers, self.source).split()
+        return meta
+
+    def _mod(self, node: Node, owner: _Draft, ctx: _Ctx) -> _Draft:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        draft = self._new(node, name, "module", owner, ctx, ctx.module)
+        body = node.child_by_field_name("body")
+        if body is not None:
+            draft.docstring = draft.docstring or self._inner_docs(body)
+        self.declared.setdefault(name, draft.identifier)
+        return draft
+
+    def _item(self, node: Node, owner: _Draft, ctx: _Ctx) -> _Draft:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        prefix = owner.identifier if owner.type in ("function", "method") else ctx.module
+        draft = self._new(node, name, _ITEM_TYPES[node.type], owner, ctx, prefix)
+        self.declared.setdefault(name, draft.identifier)
+        return draft
+
+    def _function(self, node: Node, owner: _Draft, ctx: _Ctx) -> _Draft:
+        name = base.text(node.child_by_field_name("name"), self.source)
+        if owner.type in ("function", "method"):
+            prefix, unit_type = owner.identifier, "function"
+        elif ctx.self_type is not None and owner.type in ("module", "trait"):
+            prefix, unit_type = ctx.self_type, "method"
+        else:
+            prefix, unit_type = ctx.module, "function"
+        draft = self._new(node, name, unit_type, owner, _Ctx(ctx.module, ctx.self_type, ctx.trait), prefix)
+        if node.type == "function_signature_item":
+            draft.metadata["abstract"] = True
+        if ctx.trait is not None and unit_type == "method":
+            draft.metadata["trait"] = ctx.trait
+        if unit_type == "function" and owner.type == "module":
+            self.declared.setdefault(name, draft.identifier)
+        return draft
+
+    def _impl(self, node: Node, owner: _Draft, ctx: _Ctx) -> _Ctx:
+        type_segments = _path_segments(node.child_by_field_name("type"), self.source)
+        self_type = self._resolve_now(type_segments, ctx) if type_segments else f"{ctx.module}::_"
+        trait_segments = _path_segments(node.child_by_field_name("trait"), self.source)
+        trait = None
+        if trait_segments:
+            trait = "::".join(trait_segments)
+            self.impls.append((self_type, trait_segments, ctx, owner))
+        return _Ctx(ctx.module, self_type, trait)
+
+    # -- use trees -------------------------------------------------------------------------
+
+    def _absolute(self, segments: tuple[str, ...], ctx: _Ctx) -> tuple[str, ...]:
+        """`super::x` / `self::x` → `crate::…::x`; anything else unchanged."""
+        module = ctx.module.split("::")
+        if segments and segments[0] == "self":
+            return (*module, *segments[1:])
+        if segments and segments[0] == "super":
+            count = 0
+            while count < len(segments) and segments[count] == "super":
+                count += 1
+            kept = module[: max(1, len(module) - count)]
+            return (*kept, *segments[count:])
+        return segments
+
+    def _use(self, node: Node, ctx: _Ctx, owner: _Draft, record: bool) -> None:
+        argument = node.child_by_field_name("argument")
+        work: list[tuple[tuple[str, ...], Node]] = [((), argument)] if argument is not None else []
+        while work:
+            prefix, item = work.pop()
+            kind = item.type
+            if kind == "use_as_clause":
+                path = _path_segments(item.child_by_field_name("path"), self.source) or ()
+                alias = base.text(item.child_by_field_name("alias"), self.source)
+                self._use_leaf((*prefix, *path), alias, ctx, owner, record)
+            elif kind == "scoped_use_list":
+                path = _path_segments(item.child_by_field_name("path"), self.source) or ()
+                listing = item.child_by_field_name("list")
+                if listing is not None:
+                    work.extend(((*prefix, *path), c) for c in reversed(listing.named_children))
+            elif kind == "use_list":
+                work.extend((prefix, c) for c in reversed(item.named_children))
+            elif kind == "use_wildcard":
+                inner = next((c for c in item.named_children), None)
+                path = _path_segments(inner, self.source) or ()
+                self._use_leaf((*prefix, *path), None, ctx, owner, record)
+            else:
+                path = _path_segments(item, self.source)
+                if path:
+                    full = (*prefix, *path)
+                    if full[-1] == "self":
+                        full = full[:-1]
+                    self._use_leaf(full, full[-1] if full else None, ctx, owner, record)
+
+    def _use_leaf(self, path: tuple[str, ...], alias: str | None, ctx: _Ctx, owner: _Draft, record: bool) -> None:
+        if not path:
+            return
+        absolute = self._absolute(path, ctx)
+        if absolute[0] in self.child_mods.get(ctx.module, ()):
+            absolute = (*ctx.module.split("::"), *absolute)  # `use child::X` of a declared `mod child`
+        written = "::".join(absolute)
+        if alias and alias != "_" and alias not in self.bindings:
+            self.bindings[alias] = written
+        if not record:
+            return
+        candidates = [written]
+        if absolute[0] not in ("crate", *_STD_CRATES):
+            candidates = [f"{ctx.module}::{written}", f"crate::{written}", written]
+        owner.deps.append(Dependency(candidates[0] if absolute[0] == "crate" else written, "import",
+                                     lookup=tuple(dict.fromkeys(candidates))))
+
+    # -- references ------------------------------------------------------------------------
+
+    def _call(self, node: Node, owner: _Draft, ctx: _Ctx) -> None:
+        function = node.child_by_field_name("function")
+        if function is None:
+            return
+        if function.type == "field_expression":
+            receiver = function.child_by_field_name("value")
+            if receiver is not None and receiver.type == "self" and ctx.self_type is not None:
+                name = base.text(function.child_by_field_name("field"), self.source)
+                owner.refs.append(("calls", ("Self", name), ctx))
+            return
+        segments = _path_segments(function, self.source)
+        if segments and segments[0] not in _PRELUDE:
+            owner.refs.append(("calls", segments, ctx))
+
+    def _type_ref(self, node: Node, owner: _Draft, ctx: _Ctx) -> None:
+        parent = node.parent
+        if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
+            return
+        segments = _path_segments(node, self.source)
+        if segments and (segments[0] in self.bindings or segments[0] in self.declared):
+            owner.refs.append(("code_reference", segments, ctx))
+
+    def _candidates(self, segments: tuple[str, ...], ctx: _Ctx, scope: _Draft | None) -> list[str]:
+        head, rest = segments[0], segments[1:]
+        if head == "Self":
+            return ["::".join((ctx.self_type, *rest))] if ctx.self_type else []
+        if head in ("crate", "self", "super"):
+            return ["::".join(self._absolute(segments, ctx))]
+        if head in _STD_CRATES:
+            return ["::".join(segments)]
+        out: list[str] = []
+        while scope is not None and scope.type in ("function", "method"):
+            nested = "::".join((scope.identifier, *segments))
+            if nested in self.by_id:  # an item declared inside the function
+                out.append(nested)
+            scope = scope.outer
+        if head in self.bindings:
+            out.append("::".join((self.bindings[head], *rest)))
+        out.append("::".join((ctx.module, *segments)))
+        if head in self.declared:
+            out.append("::".join((self.declared[head], *rest)))
+        if len(segments) > 1:
+            out.append("::".join(("crate", *segments)))
+        return list(dict.fromkeys(out))
+
+    def _resolve_now(self, segments: tuple[str, ...], ctx: _Ctx) -> str:
+        """A type path for naming methods: the `use`d path, a path from `crate`, or module::Name."""
+        head, rest = segments[0], segments[1:]
+        if head in ("crate", "self", "super"):
+            return "::".join(self._absolute(segments, ctx))
+        if head in self.bindings:
+            return "::".join((self.bindings[head], *rest))
+        return "::".join((ctx.module, *segments))
+
+    def _preferred(self, segments: tuple[str, ...], candidates: list[str], ctx: _Ctx) -> str:
+        """The target to record: a candidate declared in this file, else the `use`d path, else
+        the current module's spelling (the linker still tries every candidate)."""
+        head = segments[0]
+        for candidate in candidates:
+            if candidate in self.by_id:
+                return candidate
+        if head in self.bindings and head not in ("Self", "crate", "self", "super"):
+            return "::".join((self.bindings[head], *segments[1:]))
+        if head in _STD_CRATES or head in ("Self", "crate", "self", "super"):
+            return candidates[-1]
+        local = "::".join((ctx.module, *segments))
+        return local if local in candidates else candidates[0]
+
+    def _attach_impls(self) -> None:
+        for self_type, trait_segments, ctx, owner in self.impls:
+            candidates = self._candidates(trait_segments, ctx, None)
+            if not candidates:
+                continue
+            dep = Dependency(self._preferred(trait_segments, candidates, ctx), "implements",
+                             lookup=tuple(candidates))
+            holder = self.by_id.get(self_type)
+            (holder if holder is not None and holder.type != "module" else owner).deps.append(dep)
+
+    def _freeze(self, draft: _Draft) -> Unit:
+        deps: list[Dependency] = list(draft.deps)
+        for via, segments, ctx in draft.refs:
+            candidates = self._candidates(segments, ctx, draft)
+            if candidates:
+                deps.append(Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates)))
+        if draft.type == "module" and draft.node.type == "source_file":
+            start, end = 1, max(1, self.source.count(b"\n") + (0 if self.source.endswith(b"\n") else 1))
+            code = self.source.decode("utf-8", "replace")
+        else:
+            start = draft.first.start_point[0] + 1
+            end = max(start, base.line_range(draft.node)[1])
+            code = self.source[draft.first.start_byte : draft.node.end_byte].decode("utf-8", "replace")
+        return Unit(
+            identifier=draft.identifier,
+            type=draft.type,
+            language=LANGUAGE,
+            file_path=self.file_path,
+            line_start=start,
+            line_end=end,
+            source_code=code,
+            namespace=draft.namespace,
+            signature=draft.signature if draft.node.type != "source_file" else None,
+            docstring=draft.docstring,
+            parent=draft.parent,
+            metadata=draft.metadata,
+            dependencies=base.dedupe_dependencies(d for d in deps if d.target != draft.identifier),
+        )
+
+
+def extract(file_path: str, source: bytes) -> FileExtraction:
+    """Units of one Rust file: the file's module first, then items in source order."""
+    return _Extractor(file_path, source).run()
