@@ -35,6 +35,7 @@ from woods.retrieval.candidates import (
     TypeRankEntry,
 )
 from woods.retrieval.classifier import QueryClassifier
+from woods.retrieval.exact import exact_matches
 from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor
 from woods.retrieval.lexical import LexicalAssembler, LexicalIndex
 from woods.retrieval.ranker import RRF_POLICIES, Ranker
@@ -123,6 +124,7 @@ class Retriever:
         mode: str = "semantic",
         chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
         rrf_policy: str = "unit",
+        promote_exact: bool = True,
     ) -> None:
         if mode not in MODES:
             raise InvalidOptionError(f"unknown retrieval mode {mode!r} (expected semantic or lexical)")
@@ -138,6 +140,8 @@ class Retriever:
         self._classifier = QueryClassifier()
         self._pipeline: _Pipeline | None = None
         self._lexical: LexicalIndex | None = None
+        # Beyond Ruby: a query that is exactly a name or a path puts those units first (exact.py).
+        self.promote_exact = promote_exact and hasattr(stores.metadata, "find_by_name")
 
     # -- wiring ----------------------------------------------------------------------------
     def _embedder_once(self) -> Embedder:
@@ -234,6 +238,8 @@ class Retriever:
         execution = pipeline.executor.execute(query, classification, strategy=strategy)
         ranked = pipeline.ranker.rank(execution.candidates, classification)
         filtered = self._filter_by_type(pipeline.metadata, ranked, type_list, excluded)
+        if strategy is None and scope is None and self.promote_exact:
+            filtered = self._promote_exact(pipeline.metadata, query, filtered, type_list, excluded)
         fallback_ran = False
         if type_list and not filtered:
             fallback_ran = True
@@ -264,7 +270,7 @@ class Retriever:
         return RetrievalResult(
             context=context,
             sources=assembled.sources,
-            candidates=self._entries(pipeline.metadata, filtered[:limit]),
+            candidates=self._entries(pipeline.metadata, filtered, limit),
             classification=classification,
             strategy=execution.strategy,
             tokens_used=tokens_used,
@@ -304,7 +310,7 @@ class Retriever:
         return RetrievalResult(
             context=assembled.context,
             sources=assembled.sources,
-            candidates=self._entries(None, list(execution.candidates)[:limit]),
+            candidates=self._entries(None, list(execution.candidates), limit),
             classification=classification,
             strategy="lexical",
             tokens_used=assembled.tokens_used,
@@ -316,6 +322,27 @@ class Retriever:
         )
 
     # -- type filtering --------------------------------------------------------------------
+    def _promote_exact(
+        self,
+        metadata: MetadataStore,
+        query: str,
+        ranked: list[Candidate],
+        type_list: tuple[str, ...],
+        excluded: tuple[str, ...],
+    ) -> list[Candidate]:
+        """Units the query names exactly lead the list (see woods.retrieval.exact); the ranked
+        candidates follow without those units. Scores stay comparable: exact hits score 1.0,
+        the ceiling of the ranker's weighted score."""
+        exact = [
+            Candidate(identifier=str(r["id"]), score=1.0, source="exact", metadata=r)
+            for r in exact_matches(metadata, query)
+        ]
+        exact = self._filter_by_type(metadata, exact, type_list, excluded)
+        if not exact:
+            return ranked
+        keys = {c.identifier for c in exact}
+        return [*exact, *(c for c in ranked if strip_chunk(c.identifier) not in keys)]
+
     @staticmethod
     def _candidate_type(metadata: MetadataStore, candidate: Candidate) -> str:
         inline = candidate.metadata.get("type") if candidate.metadata else None
@@ -408,9 +435,20 @@ class Retriever:
                 result.append(value)
         return tuple(sorted(result)) if isinstance(values, (set, frozenset)) else tuple(result)
 
-    def _entries(self, metadata: MetadataStore | None, candidates: Iterable[Candidate]) -> tuple[RankedEntry, ...]:
+    def _entries(
+        self, metadata: MetadataStore | None, candidates: Iterable[Candidate], limit: int
+    ) -> tuple[RankedEntry, ...]:
+        """The user-facing list: one entry per unit (its best-ranked chunk; the list is already in
+        rank order), at most `limit`. Chunks collapse here exactly as the assembler collapses them."""
         entries = []
+        seen: set[str] = set()
         for candidate in candidates:
+            base = strip_chunk(candidate.identifier)
+            if base in seen:
+                continue
+            seen.add(base)
+            if len(entries) >= limit:
+                break
             record: Record | None = dict(candidate.metadata) if candidate.metadata else None
             if (record is None or "source_code" not in record) and metadata is not None:
                 record = metadata.find(strip_chunk(candidate.identifier)) or record

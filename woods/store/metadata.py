@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS units (
     rowid INTEGER PRIMARY KEY,
     key TEXT NOT NULL UNIQUE,
     identifier TEXT NOT NULL,
+    name TEXT NOT NULL,
     type TEXT NOT NULL,
     language TEXT NOT NULL,
     file_path TEXT NOT NULL,
@@ -59,6 +60,7 @@ CREATE TABLE IF NOT EXISTS units (
 );
 CREATE INDEX IF NOT EXISTS units_identifier ON units(identifier);
 CREATE INDEX IF NOT EXISTS units_identifier_nocase ON units(identifier COLLATE NOCASE);
+CREATE INDEX IF NOT EXISTS units_name ON units(name);
 CREATE INDEX IF NOT EXISTS units_type ON units(type);
 CREATE INDEX IF NOT EXISTS units_file ON units(file_path, line_start);
 CREATE INDEX IF NOT EXISTS units_stable ON units(stable_id);
@@ -94,6 +96,18 @@ FTS_WEIGHTS = (10.0, 6.0, 4.0, 3.0, 2.0, 1.0)
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[^0-9A-Za-z\u00C0-\uFFFF]+")
+
+
+_SEGMENT_SEPARATORS = re.compile(r"::|#|\.|:|/")
+
+
+def unit_name(identifier: str) -> str:
+    """The last segment of an identifier: `Billing::Invoice#charge` → `charge`, `a.b.C.m` → `m`,
+    `pkg.Cls#m(int,String)` → `m` (Java overload suffix dropped), `GET /users/:id` → the whole."""
+    if " " in identifier:
+        return identifier
+    head = identifier.split("(", 1)[0]
+    return _SEGMENT_SEPARATORS.split(head)[-1] or head
 
 
 def identifier_parts(identifier: str) -> str:
@@ -227,6 +241,22 @@ class SQLiteMetadataStore:
             (identifier,),
         )
         return [self._record(r) for r in rows]
+
+    def find_by_name(self, name: str, limit: int = 50) -> list[Record]:
+        """Records whose last identifier segment is `name`, ordered by (−pagerank, identifier, key)."""
+        rows = self._conn.execute(
+            "SELECT key, data FROM units WHERE name = ? ORDER BY pagerank DESC, identifier, key LIMIT ?",
+            (name, limit),
+        )
+        return [self._record(r) for r in rows]
+
+    def files_matching(self, path: str) -> list[str]:
+        """Indexed file paths equal to `path` or ending in `/path`, sorted."""
+        rows = self._conn.execute(
+            "SELECT path FROM files WHERE path = ? OR substr(path, -?) = ? ORDER BY path",
+            (path, len(path) + 1, "/" + path),
+        )
+        return [r[0] for r in rows]
 
     def find_by_type(self, unit_type: str) -> list[Record]:
         rows = self._conn.execute("SELECT key, data FROM units WHERE type = ? ORDER BY key", (unit_type,))
@@ -394,11 +424,12 @@ class MetadataWriter:
 
     def add_unit(self, key: str, record: Record, stable_id: str, pagerank: float) -> None:
         cursor = self._conn.execute(
-            "INSERT INTO units(key, identifier, type, language, file_path, line_start, line_end, parent, "
-            "stable_id, source_hash, pagerank, data, haystack) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO units(key, identifier, name, type, language, file_path, line_start, line_end, parent, "
+            "stable_id, source_hash, pagerank, data, haystack) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 key,
                 record["identifier"],
+                unit_name(str(record["identifier"])),
                 record["type"],
                 record.get("language") or "",
                 record.get("file_path") or "",
