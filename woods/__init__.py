@@ -6,4 +6,12 @@ tree-sitter grammars; each heavy dependency is imported where it is first needed
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["Index", "__version__"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "Index":  # the Python API, imported on first use only
+        from woods.api import Index
+
+        return Index
+    raise AttributeError(f"module 'woods' has no attribute {name!r}")

@@ -492,6 +492,22 @@ def structure(
     _run(debug, action)
 
 
+# -- mcp -----------------------------------------------------------------------------------------
+
+
+@app.command()
+def mcp(path: PathOpt = None, store: StoreOpt = None, debug: DebugOpt = False) -> None:
+    """Serve the index to coding assistants over MCP (stdio); keeps the index and model warm."""
+
+    def action() -> int:
+        from woods.mcp_server import serve
+
+        serve(_store_dir(path, store), root=None if store else (path or Path.cwd()).resolve())
+        return 0
+
+    _run(debug, action)
+
+
 # -- evaluate ------------------------------------------------------------------------------------
 
 
