@@ -25,14 +25,14 @@ _TIE_MARGIN = 16
 
 
 # One query is one matrix-vector product; FAISS's OpenMP team costs more to wake than it saves
-# (measured: warm p50 16 ms → 5 ms with one thread on the fixtures' index).
-_FAISS_THREADS = 1
+# (measured: warm p50 16 ms → 5 ms with one thread on the fixtures' index). Set only around a
+# search and restored after: the OpenMP runtime is shared with torch in the same process.
+_SEARCH_THREADS = 1
 
 
 def _faiss():  # imported lazily: `woods --help` and keyword-only searches never load it
     import faiss
 
-    faiss.omp_set_num_threads(_FAISS_THREADS)
     return faiss
 
 
@@ -115,7 +115,13 @@ class FaissVectorStore:
             ]
             return self._exhaustive(query[0], limit, eligible)
         fetch = min(self.count(), limit + _TIE_MARGIN)
-        scores, ids = self._index.search(query, fetch)
+        faiss = _faiss()
+        threads = faiss.omp_get_max_threads()
+        faiss.omp_set_num_threads(_SEARCH_THREADS)
+        try:
+            scores, ids = self._index.search(query, fetch)
+        finally:
+            faiss.omp_set_num_threads(threads)
         pairs = [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
         if len(pairs) == fetch and fetch < self.count() and len(pairs) > limit and pairs[-1][1] == pairs[limit - 1][1]:
             # A tie group reaches past what FAISS returned: settle it exhaustively.
