@@ -318,6 +318,79 @@ def status(
     _run(debug, action)
 
 
+# -- resolve -------------------------------------------------------------------------------------
+
+
+def _resolve_request(ref: str | None, input_path: str | None, unit_type: str | None) -> tuple[str, str | None]:
+    """The reference and type, from the argument or (`--input -`) a JSON object on stdin."""
+    if input_path is None:
+        if ref is None:
+            raise InputError("pass a reference, e.g. woods resolve Billing::Invoice#charge, or --input -")
+        return ref, unit_type
+    if ref is not None:
+        raise InputError("pass the reference either as an argument or with --input -, not both")
+    if input_path != "-":
+        raise InputError("--input takes '-' (read the request from stdin)")
+    raw = sys.stdin.read(1_000_000 + 1)
+    if len(raw) > 1_000_000:
+        raise InputError("the --input request is over 1 MB; send {\"ref\": \"…\"}")
+    try:
+        request = json.loads(raw)
+    except ValueError as exc:
+        raise InputError(f"--input is not JSON ({exc.msg}); send {{\"ref\": \"…\", \"type\": \"…\"}}") from None
+    if not isinstance(request, dict) or not isinstance(request.get("ref"), str):
+        raise InputError('--input must be a JSON object with a string "ref" (and optionally "type")')
+    request_type = request.get("type", unit_type)
+    if request_type is not None and not isinstance(request_type, str):
+        raise InputError('--input "type" must be a string')
+    return request["ref"], request_type
+
+
+@app.command()
+def resolve(
+    ref: Annotated[str | None, typer.Argument(help="What to resolve: a name, an identifier, path[:line], an id prefix.")] = None,
+    path: PathOpt = None,
+    store: StoreOpt = None,
+    unit_type: Annotated[str | None, typer.Option("--type", help="Only units of this type.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=20, help="Candidates to list when ambiguous.")] = 5,
+    strict: Annotated[bool, typer.Option("--strict", help="Only deterministic stages may resolve (before edits).")] = False,
+    input_path: Annotated[str | None, typer.Option("--input", help="'-' reads {\"ref\", \"type\"} JSON from stdin.")] = None,
+    as_json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Turn a reference into exactly one unit, or say it is ambiguous (exit 3) — never a guess."""
+
+    def action() -> int:
+        from woods.embedding.select import query_embedder
+        from woods.resolve import make_searcher
+        from woods.resolve import resolve as resolve_ref
+
+        reference, requested_type = _resolve_request(ref, input_path, unit_type)
+        stores = _open_index(path, store)
+        try:
+            searcher = make_searcher(stores, lambda: query_embedder(stores.manifest.embedder))
+            outcome = resolve_ref(stores, reference, type=requested_type, limit=limit, strict=strict, searcher=searcher)
+            payload = outcome.to_dict()
+            if outcome.file_path:
+                from woods.freshness import mark_stale
+
+                probe = [{"file_path": outcome.file_path}]
+                payload["warnings"] = [*payload.get("warnings", []), *mark_stale(stores, probe)]
+                if probe[0].get("stale"):
+                    payload["stale"] = True
+        finally:
+            stores.close()
+        if as_json:
+            _emit_json(payload)
+        else:
+            sys.stdout.write(outcome.format_human().rstrip("\n") + "\n")
+            for warning in payload.get("warnings", []):
+                sys.stderr.write(f"woods: warning: {warning}\n")
+        return outcome.exit_code
+
+    _run(debug, action)
+
+
 # -- lookup, deps, dependents, structure ---------------------------------------------------------
 
 

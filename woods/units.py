@@ -37,6 +37,14 @@ class Dependency:
         data: dict[str, Any] = {"type": self.target_type, "target": self.target, "via": self.via}
         return data
 
+    def to_raw(self) -> dict[str, Any]:
+        """Lossless JSON form (with `lookup`), for caching extractions between runs."""
+        return {**self.to_dict(), "lookup": list(self.lookup)}
+
+    @classmethod
+    def from_raw(cls, data: dict[str, Any]) -> Dependency:
+        return cls(str(data["target"]), str(data["via"]), data.get("type"), tuple(data.get("lookup") or ()))
+
 
 @dataclass(frozen=True, slots=True)
 class Unit:
@@ -93,6 +101,30 @@ class Unit:
             }
         )
         return record
+
+    def to_raw(self) -> dict[str, Any]:
+        """Lossless JSON form of the unit as extracted (dependencies unresolved, with lookups)."""
+        return {
+            "identifier": self.identifier,
+            "type": self.type,
+            "language": self.language,
+            "file_path": self.file_path,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "source_code": self.source_code,
+            "namespace": self.namespace,
+            "signature": self.signature,
+            "docstring": self.docstring,
+            "parent": self.parent,
+            "metadata": self.metadata,
+            "dependencies": [d.to_raw() for d in self.dependencies],
+        }
+
+    @classmethod
+    def from_raw(cls, data: dict[str, Any]) -> Unit:
+        fields = dict(data)
+        fields["dependencies"] = tuple(Dependency.from_raw(d) for d in data.get("dependencies", ()))
+        return cls(**fields)
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,7 @@ CREATE TABLE IF NOT EXISTS edges (
 );
 CREATE INDEX IF NOT EXISTS edges_source ON edges(source);
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
+CREATE TABLE IF NOT EXISTS extractions (path TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS units_fts USING fts5(
     identifier, identifier_parts, path, signature, docstring, source,
     content='', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
@@ -364,6 +365,11 @@ class SQLiteMetadataStore:
         wanted = set(paths)
         return {row.path: row for row in self.files() if row.path in wanted}
 
+    def extraction(self, path: str) -> dict[str, Any] | None:
+        """The cached raw extraction of one file (units before linking), or None."""
+        row = self._conn.execute("SELECT data FROM extractions WHERE path = ?", (path,)).fetchone()
+        return json.loads(row[0]) if row else None
+
     def chunks(self) -> list[ChunkRow]:
         rows = self._conn.execute(
             "SELECT embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, line_end, "
@@ -447,6 +453,11 @@ class MetadataWriter:
             "INSERT INTO units_fts(rowid, identifier, identifier_parts, path, signature, docstring, source) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (cursor.lastrowid, *fts_columns(record)),
+        )
+
+    def add_extraction(self, path: str, data: dict[str, Any]) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO extractions(path, data) VALUES (?, ?)", (path, json.dumps(data, ensure_ascii=False))
         )
 
     def add_chunk(self, row: ChunkRow) -> None:

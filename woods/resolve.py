@@ -1,0 +1,863 @@
+"""Resolve: turn a reference someone typed into exactly one unit — or say plainly why not.
+
+Why: an agent or a person names code loosely (`parse_query`, `Foo.bar`, `app/x.rb:12`, a chunk id
+from an earlier answer). Acting on the wrong unit is worse than asking, so resolution runs
+deterministic stages first and only then a ranked search, and every answer says which stage
+decided and how sure it is. An unclear reference comes back `ambiguous` with its candidates,
+never as a silent pick.
+
+Stages, in order; the first that decides returns:
+
+1. passthrough (confidence 1.0) — a storage key exactly as stored, a typed key, a chunk id
+   (`X#chunk_3` → `X`), `path:line` (the innermost unit containing the line), `path` (the file's
+   top-level unit) or an 8+ hex prefix of a unit's stable id. A passthrough-*shaped* reference
+   that names nothing is `not_found`; it never falls through to the fuzzy stages.
+1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids.
+2. exact (0.98) — the identifier, case-sensitive, in any language's member spelling
+   (`Foo#bar`, `Foo.bar`, `Foo::bar`).
+3. normalized (0.9) — case-, `_`/`-`- and camel-case-insensitive, full name first, then a
+   qualified suffix or the last segment, then members inherited through superclass edges, then
+   a package-level spelling of a deeper unit (`asyncio.Queue.put` → `asyncio.queues.Queue.put`).
+4. search (0.6) — a caller-supplied searcher; the top hit resolves only when it clearly leads.
+
+Guarantees: read-only (only reads through the stores); deterministic (every candidate list is
+sorted by score desc, then identifier, type, file, line); at most `MAX_CANDIDATES` candidates;
+bad input raises `InputError` before any lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import re
+import threading
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, NamedTuple, Protocol
+
+from woods.errors import InputError
+from woods.extract import language_for
+from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
+
+# Same bound as a retrieval query: no real reference is longer, and it fails fast on pasted files.
+MAX_REF_BYTES = 8192
+# An agent reads a list this long at a glance; beyond it the reference is simply too vague.
+MAX_CANDIDATES = 20
+DEFAULT_LIMIT = 5
+# The search leg looks this deep whatever the caller's limit, so the lead/runner-up comparison
+# sees the real runner-up rather than an artefact of a short list.
+SEARCH_MIN_DEPTH = 20
+# A search hit is trusted only when it scores at least twice its runner-up: a clear lead, not noise.
+SEARCH_LEAD_RATIO = 2.0
+# Vector hits below this cosine are unrelated text for MiniLM-class models; they only add noise
+# to fusion (used by `make_searcher`).
+SEARCH_MIN_COSINE = 0.3
+# Superclass chains deeper than this are framework plumbing; the walk also stops on cycles.
+INHERITANCE_DEPTH = 8
+# Recent ids past this many are stale context for "the one I just looked at".
+MAX_RECENT = 50
+# A fragment shorter than this is a substring of almost everything: no evidence of intent.
+MIN_SUBSTRING = 3
+# Generations whose name index stays cached (a long-lived server sees the current and previous one).
+NAME_INDEX_CACHE_SIZE = 4
+
+CONFIDENCE_PASSTHROUGH = 1.0
+CONFIDENCE_RECENT_EXACT = 0.95
+CONFIDENCE_EXACT = 0.98
+CONFIDENCE_NORMALIZED = 0.9
+CONFIDENCE_RECENT_SUBSTRING = 0.7
+CONFIDENCE_SEARCH = 0.6
+
+NARROW_HINT = "narrow the reference with --type, a qualified name (Foo#bar, pkg.mod.Foo.bar) or a path (file.rb:12)"
+
+# Member/namespace separators of every indexed language: Ruby `::` `#` `.`, Python/Java/Go `.`,
+# Rust `::`, JS/TS module `path/to/mod:Name.member`. Parameter lists `(…)` are never split.
+_SPLIT = re.compile(r"::|[#./:]")
+# `_`/`-` between two letters or digits joins words (`parse_query`); at a segment's edge it means
+# something (`_private`, `__init__`) and stays. Separators are not word characters, so one pass
+# over a whole identifier treats every segment alike.
+_INNER_JOINER = re.compile(r"(?<=[^\W_])[_-]+(?=[^\W_])")
+_DEDUP_SUFFIX = re.compile(r"#\d+\Z")  # extractors' `#2`, `#3` for a repeated (identifier, type)
+_PATH_LINE = re.compile(r"\A(?P<path>.+?):(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?\Z")
+_HEX = re.compile(r"\A[0-9a-fA-F]{8,64}\Z")
+_DIGIT = re.compile(r"[0-9]")
+
+
+class ResolveStatus(StrEnum):
+    RESOLVED = "resolved"
+    AMBIGUOUS = "ambiguous"
+    NOT_FOUND = "not_found"
+
+
+class ResolveMethod(StrEnum):
+    PASSTHROUGH = "passthrough"
+    RECENT = "recent"
+    EXACT = "exact"
+    NORMALIZED = "normalized"
+    SEARCH = "search"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One unit a reference may mean; also the shape a `Searcher` returns (raw `score`)."""
+
+    identifier: str
+    type: str
+    file_path: str
+    line_start: int
+    line_end: int
+    score: float
+
+    def sort_key(self) -> tuple[float, str, str, str, int, int]:
+        return (-self.score, self.identifier, self.type, self.file_path, self.line_start, self.line_end)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "identifier": self.identifier,
+            "type": self.type,
+            "file_path": self.file_path,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "score": self.score,
+        }
+
+
+class Searcher(Protocol):
+    """The fuzzy last stage: `query` → scored candidates (higher is better), about `depth` of them."""
+
+    def __call__(self, query: str, depth: int) -> Sequence[Candidate]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveOutcome:
+    """What `resolve` decided. `resolved` carries the unit; otherwise `candidates` say what to pick
+    from. `candidates` are the matches of the deciding stage (the unit itself when resolved)."""
+
+    status: ResolveStatus
+    method: ResolveMethod
+    identifier: str | None = None
+    type: str | None = None
+    file_path: str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    confidence: float | None = None
+    candidates: tuple[Candidate, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 resolved; 3 (a clarification is needed, not an error) otherwise."""
+        return 0 if self.status is ResolveStatus.RESOLVED else 3
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"status": self.status.value, "method": self.method.value}
+        for name in ("identifier", "type", "file_path", "line_start", "line_end", "confidence"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        data["candidates"] = [c.to_dict() for c in self.candidates]
+        data["warnings"] = list(self.warnings)
+        return data
+
+    def format_human(self) -> str:
+        lines: list[str] = []
+        if self.status is ResolveStatus.RESOLVED:
+            line = f"{self.identifier} ({self.type})  {self.file_path}:{self.line_start}"
+            if self.method is ResolveMethod.SEARCH:
+                line += f"  [search match, confidence {self.confidence}]"
+            lines.append(line)
+        elif self.status is ResolveStatus.AMBIGUOUS:
+            lines.append(f"ambiguous reference: {len(self.candidates)} candidates ({self.method.value})")
+            for number, cand in enumerate(self.candidates, 1):
+                lines.append(f"  {number}. {cand.identifier} ({cand.type})  {cand.file_path}:{cand.line_start}")
+            lines.append(f"hint: {NARROW_HINT}")
+        else:
+            lines.append(f"not found: no unit matches this reference ({self.method.value})")
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+# -- identifier spellings -------------------------------------------------------------------------
+
+
+def split_segments(identifier: str) -> tuple[str, ...]:
+    """`Billing::Invoice#charge` → (Billing, Invoice, charge); `src/a:B.c` → (src, a, B, c).
+
+    Text inside a parameter list stays whole (`Inv#charge(int,String...)` → (Inv, charge(int,String...)))."""
+    if "(" not in identifier:
+        return tuple(filter(None, _SPLIT.split(identifier)))
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
+    index = 0
+    while index < len(identifier):
+        char = identifier[index]
+        if char == "(":
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+        elif depth == 0 and char in "#./:":
+            parts.append("".join(current))
+            current = []
+            index += 1
+            continue
+        current.append(char)
+        index += 1
+    parts.append("".join(current))
+    return tuple(p for p in parts if p)
+
+
+def normalize_segment(segment: str) -> str:
+    """Case-, `_`/`-`- and camel-insensitive form of one segment, parameter list dropped
+    (`parseQuery`, `parse_query`, `ParseQuery` → `parsequery`). Leading and trailing underscores
+    stay: `_put` is not `put`, `__init__` not `init`."""
+    return _INNER_JOINER.sub("", segment.split("(", 1)[0].lower())
+
+
+def normalized_segments(identifier: str) -> tuple[str, ...]:
+    """The normalised segments of an identifier, the extractors' `#2` duplicate marker dropped."""
+    bare = _DEDUP_SUFFIX.sub("", identifier)
+    if "(" not in bare:  # fast path (nearly every identifier): whole-string lower, sub and split
+        return tuple(filter(None, _SPLIT.split(_INNER_JOINER.sub("", bare.lower()))))
+    return tuple(filter(None, (normalize_segment(s) for s in split_segments(bare))))
+
+
+def stable_id(unit_type: str, identifier: str, file_path: str) -> str:
+    """The stable id the index stores per unit (sha256 hex of type\\0identifier\\0file_path)."""
+
+    return hashlib.sha256(f"{unit_type}\0{identifier}\0{file_path}".encode()).hexdigest()
+
+
+# -- the in-memory name index ---------------------------------------------------------------------
+
+
+class NameEntry(NamedTuple):
+    """The few fields of one unit that resolution needs (no source text). A NamedTuple: a big
+    index builds tens of thousands of these, and tuple construction is the cheapest there is."""
+
+    key: str
+    identifier: str
+    type: str
+    file_path: str
+    line_start: int
+    line_end: int
+    parent: str | None
+    normalized: tuple[str, ...]
+
+    def candidate(self, score: float) -> Candidate:
+        return Candidate(self.identifier, self.type, self.file_path, self.line_start, self.line_end, score)
+
+
+def _entry(key: Any, identifier: Any, unit_type: Any, file_path: Any, start: Any, end: Any, parent: Any) -> NameEntry:
+    name = str(identifier)
+    return NameEntry(
+        str(key), name, str(unit_type), str(file_path or ""), int(start or 0), int(end or 0),
+        str(parent) if parent else None, normalized_segments(name),
+    )
+
+
+def _entry_from_record(record: dict[str, Any]) -> NameEntry:
+    return _entry(
+        record.get("id") or record["identifier"],
+        record["identifier"],
+        record.get("type") or "",
+        record.get("file_path") or "",
+        record.get("line_start"),
+        record.get("line_end"),
+        record.get("parent"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class NameIndex:
+    """Every unit by exact identifier and by normalised last segment, plus the indexed files.
+
+    Built once per index generation (generations are immutable, so the cache never goes stale).
+    """
+
+    by_identifier: dict[str, tuple[NameEntry, ...]]
+    by_last: dict[str, tuple[NameEntry, ...]]
+    files: tuple[str, ...]
+    build_seconds: float
+
+    @classmethod
+    def build(cls, entries: Iterable[NameEntry]) -> NameIndex:
+        started = time.perf_counter()
+        by_identifier: dict[str, list[NameEntry]] = defaultdict(list)
+        by_last: dict[str, list[NameEntry]] = defaultdict(list)
+        files: set[str] = set()
+        for entry in entries:
+            by_identifier[entry.identifier].append(entry)
+            if entry.normalized:
+                by_last[entry.normalized[-1]].append(entry)
+            files.add(entry.file_path)
+        return cls(
+            {k: tuple(v) for k, v in by_identifier.items()},
+            {k: tuple(v) for k, v in by_last.items()},
+            tuple(sorted(files)),
+            time.perf_counter() - started,
+        )
+
+    @classmethod
+    def from_metadata(cls, metadata: Any) -> NameIndex:
+        """From the SQLite columns when the store is SQLite-backed (no JSON decoding of source
+        text), else from `all_records()`."""
+        started = time.perf_counter()
+        conn = getattr(metadata, "_conn", None)
+        if conn is not None:
+            rows = conn.execute(
+                "SELECT key, identifier, type, file_path, line_start, line_end, parent FROM units ORDER BY rowid"
+            )
+            entries = [_entry(*row) for row in rows]
+        else:
+            entries = [_entry_from_record(r) for r in metadata.all_records()]
+        index = cls.build(entries)
+        return cls(index.by_identifier, index.by_last, index.files, time.perf_counter() - started)
+
+
+_CACHE: OrderedDict[str, NameIndex] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def name_index_for(stores: Any) -> NameIndex:
+    """The name index of `stores`, cached per generation directory (built on first use)."""
+    generation = getattr(stores, "generation", None)
+    if generation is None:
+        return NameIndex.from_metadata(stores.metadata)
+    cache_key = os.fspath(generation)
+    with _CACHE_LOCK:
+        cached = _CACHE.get(cache_key)
+        if cached is not None:
+            _CACHE.move_to_end(cache_key)
+            return cached
+    built = NameIndex.from_metadata(stores.metadata)
+    with _CACHE_LOCK:
+        _CACHE[cache_key] = built
+        while len(_CACHE) > NAME_INDEX_CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return built
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+def validate_ref(ref: object) -> str:
+    """The reference, stripped; InputError for non-text, blank, NUL, unencodable or over 8 KiB."""
+    if not isinstance(ref, str):
+        raise InputError(f"reference must be text, got {type(ref).__name__}")
+    if "\x00" in ref:
+        raise InputError("reference contains a NUL character; pass the identifier, path or id as plain text")
+    try:
+        size = len(ref.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InputError("reference is not valid Unicode text (lone surrogate)") from None
+    if size > MAX_REF_BYTES:
+        raise InputError(f"reference exceeds {MAX_REF_BYTES} bytes (got {size}); pass an identifier, path or id")
+    text = ref.strip()
+    if not text:
+        raise InputError("reference cannot be blank; pass an identifier, a path, path:line or an id")
+    return text
+
+
+def _validate_type(metadata: Any, unit_type: object) -> str | None:
+    if unit_type is None:
+        return None
+    if not isinstance(unit_type, str) or not unit_type.strip():
+        raise InputError(f"--type must be a unit type name, got {unit_type!r}")
+    present = metadata.type_counts()
+    if unit_type not in present:
+        listed = ", ".join(sorted(present)) or "none"
+        raise InputError(f"unknown unit type {unit_type!r} for this index (types present: {listed})")
+    return unit_type
+
+
+def _validate_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+        raise InputError(f"limit must be a positive integer, got {limit!r}")
+    return limit
+
+
+def _validate_recent(recent: object) -> tuple[str, ...]:
+    if recent is None:
+        return ()
+    if isinstance(recent, str) or not isinstance(recent, (list, tuple)):
+        raise InputError("recent must be a list of unit ids, most recent first")
+    ids = []
+    for item in recent[:MAX_RECENT]:
+        if not isinstance(item, str) or "\x00" in item:
+            raise InputError(f"recent: {item!r} is not a unit id")
+        ids.append(item)
+    return tuple(ids)
+
+
+# -- outcome builders -----------------------------------------------------------------------------
+
+
+def _dedupe(entries: Iterable[NameEntry]) -> list[NameEntry]:
+    return list({e.key: e for e in entries}.values())
+
+
+def _decide(
+    method: ResolveMethod, entries: Sequence[NameEntry], confidence: float, warnings: Sequence[str] = ()
+) -> ResolveOutcome:
+    """One entry resolves; several are ambiguous with all of them (capped at MAX_CANDIDATES)."""
+    unique = _dedupe(entries)
+    if len(unique) == 1:
+        entry = unique[0]
+        return ResolveOutcome(
+            ResolveStatus.RESOLVED, method, entry.identifier, entry.type, entry.file_path, entry.line_start,
+            entry.line_end, confidence, (entry.candidate(confidence),), tuple(warnings),
+        )
+    if not unique:
+        return ResolveOutcome(ResolveStatus.NOT_FOUND, method, warnings=tuple(warnings))
+    return _ambiguous(method, [e.candidate(confidence) for e in unique], warnings)
+
+
+def _ambiguous(method: ResolveMethod, candidates: Sequence[Candidate], warnings: Sequence[str] = ()) -> ResolveOutcome:
+    ordered = sorted(candidates, key=Candidate.sort_key)
+    notes = list(warnings)
+    if len(ordered) > MAX_CANDIDATES:
+        notes.append(f"candidate_narrowed: {len(ordered) - MAX_CANDIDATES} more matched; {NARROW_HINT}")
+    return ResolveOutcome(
+        ResolveStatus.AMBIGUOUS, method, candidates=tuple(ordered[:MAX_CANDIDATES]), warnings=tuple(notes)
+    )
+
+
+class _Context:
+    """Per-call state: the stores, the type filter, and the name index (built only when needed)."""
+
+    def __init__(self, stores: Any, unit_type: str | None) -> None:
+        self.stores = stores
+        self.metadata = stores.metadata
+        self.unit_type = unit_type
+        self._names: NameIndex | None = None
+
+    @property
+    def names(self) -> NameIndex:
+        if self._names is None:
+            self._names = name_index_for(self.stores)
+        return self._names
+
+    def keep(self, entries: Iterable[NameEntry]) -> list[NameEntry]:
+        if self.unit_type is None:
+            return list(entries)
+        return [e for e in entries if e.type == self.unit_type]
+
+    def records(self, records: Iterable[dict[str, Any] | None]) -> list[NameEntry]:
+        return self.keep(_entry_from_record(r) for r in records if r)
+
+
+# -- stage 1: passthrough -------------------------------------------------------------------------
+
+
+def looks_like_path(text: str) -> bool:
+    """A file path of an indexed language (`app/models/user.rb`, `user.rb`, `Gemfile`).
+
+    Whitespace rules it out: `explain user.rb` is a question for search, not a path."""
+    if "#" in text or any(c.isspace() for c in text):
+        return False
+    return language_for(text) is not None
+
+
+def _relative_path(ctx: _Context, text: str) -> str:
+    path = text
+    while path.startswith("./"):
+        path = path[2:]
+    manifest = getattr(ctx.stores, "manifest", None)
+    root = getattr(manifest, "root", "") if manifest is not None else ""
+    if root and path.startswith("/"):
+        root_prefix = root.rstrip("/") + "/"
+        if path.startswith(root_prefix):
+            path = path[len(root_prefix) :]
+    return path
+
+
+def _units_by_file(ctx: _Context, path: str) -> dict[str, list[dict[str, Any]]]:
+    """Records of the indexed file `path`, else of every indexed file ending in `/path`."""
+    records = ctx.metadata.units_in_file(path)
+    if records:
+        return {path: records}
+    suffix = "/" + path.lstrip("/")
+    return {f: ctx.metadata.units_in_file(f) for f in ctx.names.files if f.endswith(suffix)}
+
+
+def _top_level(entries: Sequence[NameEntry]) -> NameEntry | None:
+    """The outermost unit, the first by line when several: min by (start, −end, identifier, type, key)."""
+    if not entries:
+        return None
+    return min(entries, key=lambda e: (e.line_start, -e.line_end, e.identifier, e.type, e.key))
+
+
+def _innermost(entries: Sequence[NameEntry], line: int) -> list[NameEntry]:
+    """The units containing `line` with the smallest span (several only when spans tie exactly)."""
+    containing = [e for e in entries if e.line_start <= line <= e.line_end]
+    if not containing:
+        return []
+    span = min((e.line_end - e.line_start, -e.line_start) for e in containing)
+    return [e for e in containing if (e.line_end - e.line_start, -e.line_start) == span]
+
+
+def _path_stage(ctx: _Context, path: str, line: int | None) -> ResolveOutcome:
+    files = _units_by_file(ctx, _relative_path(ctx, path))
+    if not files:
+        return ResolveOutcome(
+            ResolveStatus.NOT_FOUND, ResolveMethod.PASSTHROUGH, warnings=(f"path_not_indexed: {path}",)
+        )
+    chosen: list[NameEntry] = []
+    for _file_path, records in sorted(files.items()):
+        units = ctx.records(records)
+        if line is None:
+            top = _top_level(units)
+            chosen.extend([top] if top else [])
+        else:
+            chosen.extend(_innermost(units, line))
+    if not chosen:
+        where = f"line {line} of {path}" if line is not None else path
+        kind = f" of type {ctx.unit_type}" if ctx.unit_type else ""
+        return ResolveOutcome(
+            ResolveStatus.NOT_FOUND, ResolveMethod.PASSTHROUGH, warnings=(f"no_unit_at: no unit{kind} at {where}",)
+        )
+    return _decide(ResolveMethod.PASSTHROUGH, chosen, CONFIDENCE_PASSTHROUGH)
+
+
+def _key_or_identifier(ctx: _Context, name: str) -> list[NameEntry]:
+    record = ctx.metadata.find(name)
+    if record is not None:
+        return ctx.records([record])
+    parts = key_parts(name)
+    if parts is not None:  # a typed key without location, for units stored under located keys
+        identifier, unit_type = parts
+        return [e for e in ctx.records(ctx.metadata.find_by_identifier(identifier)) if e.type == unit_type]
+    return ctx.records(ctx.metadata.find_by_identifier(name))
+
+
+def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
+    record = ctx.metadata.find(text)
+    if record is not None:
+        kept = ctx.records([record])
+        if kept:
+            return _decide(ResolveMethod.PASSTHROUGH, kept, CONFIDENCE_PASSTHROUGH)
+    if ctx.records(ctx.metadata.find_by_identifier(text)):
+        return None  # a literal identifier shared by several units: the exact stage decides
+    if text.startswith(TYPED_KEY_PREFIX) or CHUNK_SUFFIX.search(text):
+        return _decide(ResolveMethod.PASSTHROUGH, _key_or_identifier(ctx, strip_chunk(text)), CONFIDENCE_PASSTHROUGH)
+    match = _PATH_LINE.match(text)
+    if match and looks_like_path(match["path"]):
+        return _path_stage(ctx, match["path"], int(match["line"]))
+    if looks_like_path(text):
+        return _path_stage(ctx, text, None)
+    # Hex made only of letters (`deadbeef`, `acceded`-like words) may be a name: it is an id only
+    # when it names one, and a miss falls through to the name stages like any other word.
+    if _HEX.match(text):
+        found = ctx.records(ctx.metadata.find_by_stable_prefix(text.lower(), limit=10_000))
+        if found or _DIGIT.search(text):
+            return _decide(ResolveMethod.PASSTHROUGH, found, CONFIDENCE_PASSTHROUGH)
+    return None
+
+
+# -- stage 1b: recent -----------------------------------------------------------------------------
+
+
+def _last_segment_forms(identifier: str) -> set[str]:
+    segments = split_segments(_DEDUP_SUFFIX.sub("", identifier))
+    if not segments:
+        return set()
+    return {segments[-1], segments[-1].split("(", 1)[0]}
+
+
+def _recent_stage(ctx: _Context, text: str, recent: Sequence[str]) -> ResolveOutcome | None:
+    entries: list[NameEntry] = []
+    for unit_id in recent:
+        entries.extend(_key_or_identifier(ctx, strip_chunk(unit_id)))
+    entries = _dedupe(entries)
+    if not entries:
+        return None
+    exact = [e for e in entries if text == e.identifier or text in _last_segment_forms(e.identifier)]
+    if exact:
+        return _decide(ResolveMethod.RECENT, exact, CONFIDENCE_RECENT_EXACT)
+    if len(text) < MIN_SUBSTRING:
+        return None
+    needle = text.lower()
+    partial = [e for e in entries if needle in e.identifier.lower()]
+    if partial:
+        return _decide(ResolveMethod.RECENT, partial, CONFIDENCE_RECENT_SUBSTRING)
+    return None
+
+
+# -- stage 2: exact -------------------------------------------------------------------------------
+
+
+def _exact_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
+    names = ctx.names
+    literal = ctx.keep(names.by_identifier.get(text, ()))
+    if literal:
+        return _decide(ResolveMethod.EXACT, literal, CONFIDENCE_EXACT)
+    segments = split_segments(text)
+    wanted = normalized_segments(text)
+    if not segments or not wanted:
+        return None
+    spelled = ctx.keep(e for e in names.by_last.get(wanted[-1], ()) if split_segments(e.identifier) == segments)
+    if spelled:
+        return _decide(ResolveMethod.EXACT, spelled, CONFIDENCE_EXACT)
+    return None
+
+
+# -- stage 3: normalized --------------------------------------------------------------------------
+
+
+def _suffix_matches(names: NameIndex, wanted: tuple[str, ...]) -> tuple[list[NameEntry], list[NameEntry]]:
+    """(full-name matches, qualified-suffix matches) of normalised segments `wanted`."""
+    full: list[NameEntry] = []
+    suffix: list[NameEntry] = []
+    size = len(wanted)
+    for entry in names.by_last.get(wanted[-1], ()):
+        if entry.normalized == wanted:
+            full.append(entry)
+        elif len(entry.normalized) > size and entry.normalized[-size:] == wanted:
+            suffix.append(entry)
+    return full, suffix
+
+
+def _superclasses(graph: Any, identifier: str) -> list[str]:
+    return [target for target, via in graph.edges_from(identifier) if via == "superclass"]
+
+
+def _inherited(ctx: _Context, wanted: tuple[str, ...]) -> list[NameEntry]:
+    """Members named `wanted[-1]` defined on the nearest ancestors of the classes `wanted[:-1]` names.
+
+    Breadth-first over superclass edges, up to INHERITANCE_DEPTH; the first depth that defines the
+    member answers (all of its definitions, so two bases defining it stay ambiguous)."""
+    graph = getattr(ctx.stores, "graph", None)
+    if graph is None or len(wanted) < 2:
+        return []
+    owner_full, owner_suffix = _suffix_matches(ctx.names, wanted[:-1])
+    owners = sorted({e.identifier for e in (owner_full or owner_suffix)})
+    members = ctx.names.by_last.get(wanted[-1], ())
+    seen = set(owners)
+    frontier = owners
+    for _depth in range(INHERITANCE_DEPTH):
+        parents: list[str] = []
+        for owner in frontier:
+            for parent in _superclasses(graph, owner):
+                if parent not in seen:
+                    seen.add(parent)
+                    parents.append(parent)
+        if not parents:
+            return []
+        wanted_parents = set(parents)
+        parent_segments = {normalized_segments(p) for p in parents}
+        found = [
+            e for e in members
+            if e.parent in wanted_parents or e.normalized[:-1] in parent_segments
+        ]
+        found = ctx.keep(found)
+        if found:
+            return found
+        frontier = parents
+    return []
+
+
+def _normalized_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
+    wanted = normalized_segments(text)
+    if not wanted:
+        return None
+    full, suffix = _suffix_matches(ctx.names, wanted)
+    full, suffix = ctx.keep(full), ctx.keep(suffix)
+    if full:
+        return _decide(ResolveMethod.NORMALIZED, full, CONFIDENCE_NORMALIZED)
+    if suffix:
+        return _decide(ResolveMethod.NORMALIZED, suffix, CONFIDENCE_NORMALIZED)
+    inherited = _inherited(ctx, wanted)
+    if inherited:
+        return _decide(ResolveMethod.NORMALIZED, inherited, CONFIDENCE_NORMALIZED)
+    reexported = ctx.keep(_reexport_matches(ctx.names, wanted))
+    if reexported:
+        return _decide(ResolveMethod.NORMALIZED, reexported, CONFIDENCE_NORMALIZED)
+    return None
+
+
+def _is_subsequence(wanted: tuple[str, ...], segments: tuple[str, ...]) -> bool:
+    remaining = iter(segments)
+    return all(part in remaining for part in wanted)
+
+
+def _reexport_matches(names: NameIndex, wanted: tuple[str, ...]) -> list[NameEntry]:
+    """A package-level spelling of a deeper unit (`asyncio.Queue.put` → `asyncio.queues.Queue.put`,
+    `flask.Flask` → `flask.app.Flask`): same first and last segment, the rest in order."""
+    if len(wanted) < 2:
+        return []
+    return [
+        e for e in names.by_last.get(wanted[-1], ())
+        if len(e.normalized) > len(wanted) and e.normalized[0] == wanted[0] and _is_subsequence(wanted, e.normalized)
+    ]
+
+
+# -- stage 4: search ------------------------------------------------------------------------------
+
+
+def _search_stage(
+    ctx: _Context, text: str, searcher: Searcher | None, limit: int, strict: bool
+) -> ResolveOutcome:
+    if searcher is None:
+        return ResolveOutcome(
+            ResolveStatus.NOT_FOUND, ResolveMethod.SEARCH,
+            warnings=("search_unavailable: no name matched and no search is configured",),
+        )
+    best: dict[tuple[str, str, str, int], Candidate] = {}
+    for hit in searcher(text, max(SEARCH_MIN_DEPTH, limit)):
+        if (ctx.unit_type is not None and hit.type != ctx.unit_type) or not math.isfinite(hit.score):
+            continue
+        where = (hit.identifier, hit.type, hit.file_path, hit.line_start)
+        if where not in best or hit.score > best[where].score:
+            best[where] = hit
+    hits = sorted(best.values(), key=Candidate.sort_key)
+    if not hits:
+        return ResolveOutcome(ResolveStatus.NOT_FOUND, ResolveMethod.SEARCH)
+    top = hits[0]
+    decisive = len(hits) == 1 or _leads(top.score, hits[1].score)
+    shown = hits[:limit]
+    if decisive and not strict:
+        return ResolveOutcome(
+            ResolveStatus.RESOLVED, ResolveMethod.SEARCH, top.identifier, top.type, top.file_path,
+            top.line_start, top.line_end, CONFIDENCE_SEARCH, tuple(shown[:MAX_CANDIDATES]),
+        )
+    warnings = []
+    if decisive:
+        warnings.append("strict_unconfirmed: the best match came only from search; confirm the first candidate")
+    return _ambiguous(ResolveMethod.SEARCH, shown, warnings)
+
+
+def _leads(top: float, runner_up: float) -> bool:
+    if runner_up <= 0:
+        return top > 0
+    return top >= SEARCH_LEAD_RATIO * runner_up
+
+
+# -- entry point ----------------------------------------------------------------------------------
+
+
+def resolve(
+    stores: Any,
+    ref: object,
+    *,
+    type: str | None = None,  # noqa: A002 — the contract's public keyword (`--type`)
+    limit: int = DEFAULT_LIMIT,
+    strict: bool = False,
+    recent: Sequence[str] | None = None,
+    searcher: Searcher | None = None,
+) -> ResolveOutcome:
+    """Resolve `ref` against an open index (`stores.metadata`, `.graph`; see the module docstring).
+
+    `type` keeps only units of that type in every stage; `limit` bounds the search stage's
+    candidates; `strict` lets only the deterministic stages answer `resolved`; `recent` is a
+    list of recently seen unit ids, most recent first.
+    """
+    text = validate_ref(ref)
+    count = _validate_limit(limit)
+    recent_ids = _validate_recent(recent)
+    ctx = _Context(stores, _validate_type(stores.metadata, type))
+    outcome = _passthrough(ctx, text)
+    if outcome is not None:
+        return outcome
+    stages: list[Callable[[], ResolveOutcome | None]] = []
+    if recent_ids:
+        stages.append(lambda: _recent_stage(ctx, text, recent_ids))
+    stages.append(lambda: _exact_stage(ctx, text))
+    stages.append(lambda: _normalized_stage(ctx, text))
+    for stage in stages:
+        outcome = stage()
+        if outcome is not None:
+            return outcome
+    return _search_stage(ctx, text, searcher, count, strict)
+
+
+# -- wiring to the retrieval engine ---------------------------------------------------------------
+
+
+class _CosineFloorVectors:
+    """A vector store whose `search` drops hits below a cosine floor (before any fusion)."""
+
+    def __init__(self, vectors: Any, floor: float) -> None:
+        self._vectors = vectors
+        self._floor = floor
+
+    def search(self, vector: Any, limit: int, types: Any = None, keys: Any = None) -> list[Any]:
+        hits = self._vectors.search(vector, limit, types=types, keys=keys)
+        return [h for h in hits if h.score >= self._floor]
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._vectors, attribute)
+
+
+class _CosineFloorStores:
+    """The same stores with the vector leg floored; everything else passes through untouched."""
+
+    def __init__(self, stores: Any, floor: float) -> None:
+        self._stores = stores
+        self._floor = floor
+        self._vectors: _CosineFloorVectors | None = None
+
+    @property
+    def vectors(self) -> _CosineFloorVectors:
+        if self._vectors is None:
+            self._vectors = _CosineFloorVectors(self._stores.vectors, self._floor)
+        return self._vectors
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._stores, attribute)
+
+
+# The assembler's context is thrown away here; a small budget keeps that wasted work small.
+_SEARCH_BUDGET = 256
+
+
+def make_searcher(
+    stores: Any, embedder_factory: Callable[[], Any] | None, *, min_cosine: float = SEARCH_MIN_COSINE
+) -> Searcher:
+    """A `Searcher` over the hybrid retrieval engine (keyword only without an embedder); vector
+    hits under `min_cosine` are dropped before fusion. Scores are the ranker's final scores."""
+    from woods.retrieval.retriever import Retriever
+
+    retriever = Retriever(_CosineFloorStores(stores, min_cosine), embedder_factory)
+    strategy = "hybrid" if embedder_factory is not None else "keyword"
+
+    def search(query: str, depth: int) -> list[Candidate]:
+        result = retriever.retrieve(query, strategy=strategy, limit=depth, budget=_SEARCH_BUDGET)
+        keys = [strip_chunk(entry.key) for entry in result.candidates]
+        records = stores.metadata.find_batch(keys)
+        hits = []
+        for entry, key in zip(result.candidates, keys, strict=True):
+            record = records.get(key)
+            if record is None:
+                continue
+            hits.append(
+                Candidate(
+                    identifier=str(record.get("identifier") or public_identifier(key)),
+                    type=str(record.get("type") or ""),
+                    file_path=str(record.get("file_path") or ""),
+                    line_start=int(record.get("line_start") or 0),
+                    line_end=int(record.get("line_end") or 0),
+                    score=float(entry.score),
+                )
+            )
+        return hits
+
+    return search
+
+
+__all__ = [
+    "Candidate",
+    "NameIndex",
+    "ResolveMethod",
+    "ResolveOutcome",
+    "ResolveStatus",
+    "Searcher",
+    "make_searcher",
+    "name_index_for",
+    "resolve",
+    "stable_id",
+]
