@@ -130,11 +130,17 @@ def index(
     store: StoreOpt = None,
     max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1, help="Skip files larger than this.")] = 1_000_000,
     wait: Annotated[float, typer.Option("--wait", min=0, help="Seconds to wait for another running index.")] = 30.0,
+    full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch (no reuse of parses or vectors).")] = False,
+    allow_purge: Annotated[bool, typer.Option("--allow-purge", help="Allow a run that removes over 30% of the units.")] = False,
+    watch_mode: Annotated[bool, typer.Option("--watch", help="Keep re-indexing on file changes until Ctrl-C.")] = False,
     embedder: Annotated[str, typer.Option("--embedder", hidden=True, help="minilm (default) or fake (tests).")] = "minilm",
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Index PATH: discover, parse, embed and publish a new index (old one stays until it is ready)."""
+    """Index PATH: discover, parse, embed and publish a new index (old one stays until it is ready).
+
+    Incremental by default: unchanged files are not parsed again and unchanged code is not embedded
+    again. The previous index stays readable until the new one is published."""
 
     def action() -> int:
         from woods.embedding.select import index_provider
@@ -147,18 +153,40 @@ def index(
             raise InputError(f"not a directory: {path}; pass a repository directory")
         if embedder not in ("minilm", "fake"):
             raise InputError(f"unknown embedder {embedder!r}; use minilm")
+        if watch_mode and as_json:
+            raise InputError("--watch runs until interrupted; it cannot print one JSON object (drop --json)")
         target = store_dir_for(path, store)
-        started = time.perf_counter()
-        with _progress(enabled=not as_json) as progress:
-            summary = index_repository(
-                path, target, lambda: index_provider(embedder), max_file_bytes=max_file_bytes,
-                progress=progress, wait=wait,
-            )
-        elapsed = time.perf_counter() - started
-        if as_json:
-            _emit_json({"summary": summary.to_dict(), "seconds": round(elapsed, 3), "warnings": summary.warnings})
-        else:
-            _print_index_summary(summary, elapsed)
+        provider: list[Any] = []
+
+        def warm_provider() -> Any:  # created once, kept warm across --watch re-indexes
+            if not provider:
+                provider.append(index_provider(embedder))
+            return provider[0]
+
+        def run_once(full_run: bool) -> Any:
+            started = time.perf_counter()
+            with _progress(enabled=not as_json) as progress:
+                summary = index_repository(
+                    path, target, warm_provider, max_file_bytes=max_file_bytes, progress=progress,
+                    wait=wait, full=full_run, allow_purge=allow_purge,
+                )
+            elapsed = time.perf_counter() - started
+            if as_json:
+                _emit_json({"summary": summary.to_dict(), "seconds": round(elapsed, 3), "warnings": summary.warnings})
+            else:
+                _print_index_summary(summary, elapsed)
+            return summary
+
+        run_once(full)
+        if watch_mode:
+            from woods.watch import watch
+
+            sys.stderr.write(f"woods: watching {path} for changes (Ctrl-C to stop)\n")
+            try:
+                watch(path, lambda: run_once(False), max_file_bytes=max_file_bytes,
+                      on_change=lambda n: sys.stderr.write(f"woods: {n} file(s) changed; re-indexing\n"))
+            except KeyboardInterrupt:
+                sys.stderr.write("woods: stopped watching\n")
         return 0
 
     _run(debug, action)
@@ -178,6 +206,8 @@ def _print_index_summary(summary: Any, elapsed: float) -> None:
     phases = ", ".join(f"{k} {v:.1f}s" for k, v in summary.seconds.items())
     err.write(f"indexed {summary.files} files ({langs})\n")
     err.write(f"units {summary.units} ({types})\n")
+    mode = "full" if summary.full else f"incremental: {summary.reused_files} files unchanged, {summary.removed_units} units removed"
+    err.write(f"run: {mode}\n")
     err.write(
         f"chunks {summary.chunks} (embedded {summary.embedded}, reused {summary.reused_vectors}); "
         f"edges {summary.edges} ({summary.resolved_edges} resolved)\n"

@@ -78,6 +78,9 @@ class IndexSummary:
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
     parse_failures: int = 0
+    reused_files: int = 0
+    removed_units: int = 0
+    full: bool = False
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -157,8 +160,10 @@ def _prepare_texts(
 class _VectorCache:
     """Vectors of the previous generation keyed by SHA-256 of their embedding text (same model only)."""
 
-    def __init__(self, store_dir: Path, embedder: dict[str, Any]) -> None:
+    def __init__(self, store_dir: Path | None, embedder: dict[str, Any]) -> None:
         self._by_hash: dict[str, np.ndarray] = {}
+        if store_dir is None:  # --full: embed everything again
+            return
         try:
             stores = layout.IndexStores.open(store_dir)
         except Exception:  # no previous index, or an unusable one: simply nothing to reuse
@@ -209,6 +214,8 @@ def build_index_from_units(
     wait: float = 30.0,
     lock: bool = True,
     extra_manifest: dict[str, Any] | None = None,
+    extractions: dict[str, dict[str, Any]] | None = None,
+    reuse_vectors: bool = True,
 ) -> IndexSummary:
     """Write and publish a complete index of already-extracted units.
 
@@ -227,7 +234,7 @@ def build_index_from_units(
             generation = _write_generation(
                 build, units, provider, store_dir, link=link, chunk=chunk, root=root, files=files,
                 summary=summary, progress=progress, prefix_aliases=prefix_aliases or {},
-                extra_manifest=extra_manifest or {},
+                extra_manifest=extra_manifest or {}, extractions=extractions or {}, reuse_vectors=reuse_vectors,
             )
             started = time.perf_counter()
             published = layout.publish(store_dir, build)
@@ -255,6 +262,8 @@ def _write_generation(
     progress: Progress,
     prefix_aliases: dict[str, str],
     extra_manifest: dict[str, Any],
+    extractions: dict[str, dict[str, Any]],
+    reuse_vectors: bool,
 ) -> str:
     keys = assign_keys(units)
     names = NameIndex.build(zip(keys, units, strict=True), prefix_aliases)
@@ -286,7 +295,7 @@ def _write_generation(
     _timed(summary.seconds, "chunk", started)
 
     started = time.perf_counter()
-    cache = _VectorCache(store_dir, embedder)
+    cache = _VectorCache(store_dir if reuse_vectors else None, embedder)
     hashes = [sha256_hex(t.text) for t in texts]
     vectors = np.zeros((len(texts), int(provider.dimension)), dtype=np.float32)
     missing: dict[str, list[int]] = defaultdict(list)
@@ -299,6 +308,7 @@ def _write_generation(
     summary.reused_vectors = len(texts) - sum(len(v) for v in missing.values())
     order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text), h))
     progress.phase("embed", len(order))
+    test_checkpoint("embed")
     for start in range(0, len(order), EMBED_BATCH):
         batch = order[start : start + EMBED_BATCH]
         try:
@@ -315,12 +325,15 @@ def _write_generation(
     # Stores.
     started = time.perf_counter()
     progress.phase("write", None)
+    test_checkpoint("write")
     from woods.store.vectors import write_vectors
 
     writer = MetadataWriter(build / layout.METADATA_FILE)
     try:
         for row in files:
             writer.add_file(row)
+        for path, data in extractions.items():
+            writer.add_extraction(path, data)
         for key, unit in keyed:
             record = unit.to_dict()
             record["dependents"] = dependents.get(unit.identifier, [])
@@ -411,25 +424,38 @@ PARALLEL_PARSE_MIN_FILES = 200
 
 
 def extract_files(
-    root: Path, discovered: Sequence[Any], progress: Progress, summary: IndexSummary, workers: int | None = None
+    root: Path,
+    discovered: Sequence[Any],
+    progress: Progress,
+    summary: IndexSummary,
+    workers: int | None = None,
+    cached: Callable[[Any], _FileOutcome | None] | None = None,
 ) -> tuple[list[Unit], list[FileRow]]:
     """Read, hash and extract every discovered file, in discovery (path) order.
 
     A file that fails is reported (warning, `parse_failures`), never fatal; a file that vanished or
     became unreadable since discovery is counted under that skip reason. Large repositories are
-    parsed in a process pool (forkserver: no inherited threads or locks).
+    parsed in a process pool (forkserver: no inherited threads or locks). `cached(file)` may return
+    the previous run's outcome for an unchanged file, which is then not read or parsed at all.
     """
     from woods.extract import python as python_extractor
     from woods.extract import rails
 
     workers = workers or min(os.cpu_count() or 1, 4)
     progress.phase("parse", len(discovered))
-    jobs = [(str(root), item.path, item.mtime_ns) for item in discovered]
+    reused: dict[str, _FileOutcome] = {}
+    for item in discovered:
+        outcome = cached(item) if cached is not None else None
+        if outcome is not None:
+            reused[item.path] = outcome
+    summary.reused_files = len(reused)
+    all_jobs = [(str(root), item.path, item.mtime_ns) for item in discovered]
+    jobs = [job for job in all_jobs if job[1] not in reused]
     # Only the whole file list tells a Rails app's lib/ and spec/ from a plain gem's: the Ruby
     # extractor learns the app roots here, in this process and in every parse worker.
     layout_facts = (
-        rails.detect_rails_roots(job[1] for job in jobs),
-        python_extractor.package_dirs(job[1] for job in jobs),
+        rails.detect_rails_roots(job[1] for job in all_jobs),
+        python_extractor.package_dirs(job[1] for job in all_jobs),
     )
     outcomes: Iterable[_FileOutcome]
     pool = None
@@ -443,9 +469,10 @@ def extract_files(
             initializer=_set_repository_layout,
             initargs=layout_facts,
         )
-        outcomes = pool.map(_extract_one, *zip(*jobs, strict=True), chunksize=16)
+        parsed = pool.map(_extract_one, *zip(*jobs, strict=True), chunksize=16)
     else:
-        outcomes = (_extract_one(*job) for job in jobs)
+        parsed = (_extract_one(*job) for job in jobs)
+    outcomes = _merge_in_order([job[1] for job in all_jobs], reused, parsed)
     units: list[Unit] = []
     rows: list[FileRow] = []
     previous = (rails.registered_roots(), python_extractor.registered_package_dirs())
@@ -469,6 +496,15 @@ def extract_files(
     return units, rows
 
 
+def _merge_in_order(
+    paths: Sequence[str], reused: dict[str, _FileOutcome], parsed: Iterable[_FileOutcome]
+) -> Iterable[_FileOutcome]:
+    """Reused and freshly parsed outcomes interleaved back into discovery order."""
+    fresh = iter(parsed)
+    for path in paths:
+        yield reused[path] if path in reused else next(fresh)
+
+
 def _set_repository_layout(rails_roots: Any, package_dirs: Any) -> None:
     """What only the whole file list can tell an extractor: Rails app roots, Python package dirs."""
     from woods.extract import python as python_extractor
@@ -476,6 +512,25 @@ def _set_repository_layout(rails_roots: Any, package_dirs: Any) -> None:
 
     rails.set_rails_roots(rails_roots)
     python_extractor.set_package_dirs(package_dirs)
+
+
+# An incremental run that would remove more than this share of the indexed units is refused unless
+# the caller allows it (Ruby WOODS_ALLOW_PURGE): a wrong path or a half-checked-out tree should not
+# silently wipe an index people rely on.
+PURGE_GUARD_SHARE = 0.30
+
+# Crash tests set WOODS_TEST_PAUSE=<phase> to stop the indexer at a known point and kill it there.
+_PAUSE_ENV = "WOODS_TEST_PAUSE"
+
+
+def test_checkpoint(phase: str) -> None:
+    """When WOODS_TEST_PAUSE names `phase`, announce it on stderr and wait to be killed (tests only)."""
+    if os.environ.get(_PAUSE_ENV) == phase:
+        import sys
+
+        sys.stderr.write(f"woods-test-paused:{phase}\n")
+        sys.stderr.flush()
+        time.sleep(float(os.environ.get("WOODS_TEST_PAUSE_SECONDS", "60")))
 
 
 def index_repository(
@@ -486,18 +541,80 @@ def index_repository(
     max_file_bytes: int = 1_000_000,
     progress: Progress | None = None,
     wait: float = 30.0,
+    full: bool = False,
+    allow_purge: bool = False,
 ) -> IndexSummary:
-    """Index the repository at `root` into `store_dir` and publish it."""
+    """Index the repository at `root` into `store_dir` and publish it.
 
+    Incremental by default: files whose size and mtime (or, failing that, content hash) match the
+    previous generation are not read or parsed again, and embedding texts seen before are not
+    embedded again. `full=True` rebuilds everything from scratch.
+    """
     if not root.exists():
         raise InputError(f"path not found: {root}")
     if not root.is_dir():
         raise InputError(f"not a directory: {root}; pass a repository directory")
     progress = progress or SilentProgress()
-    summary = IndexSummary(store_dir=str(store_dir), generation="")
+    summary = IndexSummary(store_dir=str(store_dir), generation="", full=full)
     # The lock covers the whole run: a second indexer waits instead of parsing and embedding in vain.
     with layout.StoreLock(store_dir, wait):
-        return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary)
+        layout.cleanup(store_dir)
+        previous = None if full else _open_previous(store_dir)
+        try:
+            return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary,
+                                 previous, allow_purge)
+        finally:
+            if previous is not None:
+                previous.close()
+
+
+def _open_previous(store_dir: Path) -> Any:
+    """The published generation to build on, or None (none yet, or unusable: then a full build)."""
+    try:
+        return layout.IndexStores.open(store_dir)
+    except Exception:
+        return None
+
+
+def _layout_key(paths: Sequence[str]) -> str:
+    """Fingerprint of the repository-wide facts extraction depends on (Rails roots, Python packages):
+    when it changes, cached extractions are not reused."""
+    from woods.extract import python as python_extractor
+    from woods.extract import rails
+
+    facts = {
+        "woods": __version__,
+        "rails": sorted(rails.detect_rails_roots(paths)),
+        "python": sorted(python_extractor.package_dirs(paths)),
+    }
+    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
+
+
+def _cache_lookup(root: Path, previous: Any, layout_key: str) -> Callable[[Any], _FileOutcome | None] | None:
+    """`file → outcome` from the previous generation for files that did not change."""
+    if previous is None or previous.manifest.data.get("layout_key") != layout_key:
+        return None
+    rows = {row.path: row for row in previous.metadata.files()}
+
+    def lookup(item: Any) -> _FileOutcome | None:
+        row = rows.get(item.path)
+        if row is None or row.size != item.size:
+            return None
+        if row.mtime_ns != item.mtime_ns:
+            try:
+                digest = hashlib.sha256((root / item.path).read_bytes()).hexdigest()
+            except OSError:
+                return None
+            if digest != row.sha256:
+                return None
+        data = previous.metadata.extraction(item.path)
+        if data is None:
+            return None
+        units = tuple(Unit.from_raw(u) for u in data["units"])
+        fresh_row = FileRow(row.path, row.language, row.sha256, row.size, item.mtime_ns, row.unit_count, row.warnings)
+        return _FileOutcome(item.path, units, fresh_row, warnings=tuple(data.get("warnings", ())))
+
+    return lookup
 
 
 def _index_locked(
@@ -507,22 +624,49 @@ def _index_locked(
     max_file_bytes: int,
     progress: Progress,
     summary: IndexSummary,
+    previous: Any,
+    allow_purge: bool,
 ) -> IndexSummary:
     from woods.discovery import discover
 
     started = time.perf_counter()
     progress.phase("discover", None)
+    test_checkpoint("discover")
     found = discover(root, max_file_bytes=max_file_bytes)
     summary.skipped = dict(sorted(found.skipped.items()))
     summary.skipped_examples = {k: list(v) for k, v in sorted(found.skipped_examples.items())}
     summary.warnings.extend(found.warnings)
     _timed(summary.seconds, "discover", started)
+    if previous is not None and not found.files and not allow_purge:
+        raise InputError(
+            f"no source files found under {root}, the index there holds {previous.metadata.count()} units; "
+            "refusing to empty it (check the path, or pass --allow-purge)"
+        )
 
     started = time.perf_counter()
-    units, rows = extract_files(root, found.files, progress, summary)
+    layout_key = _layout_key([f.path for f in found.files])
+    test_checkpoint("parse")
+    units, rows = extract_files(root, found.files, progress, summary, cached=_cache_lookup(root, previous, layout_key))
     summary.files = len(rows)
     summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))
     _timed(summary.seconds, "parse", started)
+
+    if previous is not None:
+        before = previous.metadata.identifiers()
+        after = {u.identifier for u in units}
+        removed = len(before - after)
+        summary.removed_units = removed
+        if before and removed / len(before) > PURGE_GUARD_SHARE and not allow_purge:
+            raise InputError(
+                f"this run would remove {removed} of {len(before)} indexed units ({removed / len(before):.0%}, "
+                f"over the {PURGE_GUARD_SHARE:.0%} guard); pass --allow-purge if that is intended"
+            )
+
+    extractions = {
+        row.path: {"language": row.language, "warnings": list(row.warnings), "units": []} for row in rows
+    }
+    for unit in units:
+        extractions[unit.file_path]["units"].append(unit.to_raw())
 
     # go.mod is not source (discovery skips it); look where Go modules conventionally live.
     go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
@@ -539,5 +683,8 @@ def _index_locked(
         progress=progress,
         prefix_aliases=go_module_aliases(root, go_mods),
         lock=False,
-        extra_manifest={"skipped": summary.skipped, "max_file_bytes": max_file_bytes},
+        extra_manifest={"skipped": summary.skipped, "max_file_bytes": max_file_bytes, "layout_key": layout_key},
+        extractions=extractions,
+        reuse_vectors=not summary.full,
     )
+

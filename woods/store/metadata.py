@@ -315,6 +315,10 @@ class SQLiteMetadataStore:
         )
         return [(r["key"], float(r["score"])) for r in rows]
 
+    def identifiers(self) -> set[str]:
+        """The distinct public identifiers of the index."""
+        return {r[0] for r in self._conn.execute("SELECT DISTINCT identifier FROM units")}
+
     def all_identifiers(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT key FROM units ORDER BY rowid")]
 

@@ -1,0 +1,283 @@
+"""Incremental indexing that never loses the index: reuse, purge guard, crashes, locks, hostile trees.
+
+In-process tests use a counting wrapper around the Fake provider (deterministic per text, so an
+incremental result must equal a full rebuild exactly); the crash and concurrency tests run the
+real CLI in subprocesses and kill it at announced points (WOODS_TEST_PAUSE).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import FIXTURES, REPO, run_cli
+from woods.embedding.fake import FakeEmbeddingProvider
+from woods.errors import InputError, LockTimeoutError
+from woods.indexing import index_repository
+from woods.store.index import IndexStores, StoreLock
+
+
+class CountingFake(FakeEmbeddingProvider):
+    """The Fake provider, recording every text it is asked to embed (named as the test double it is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def embed_batch(self, texts):
+        self.embedded.extend(texts)
+        return super().embed_batch(texts)
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "python_pkg", root / "python_pkg")
+    shutil.copytree(FIXTURES / "ruby_gem", root / "ruby_gem")
+    return root
+
+
+def _index(root: Path, store: Path, **kw) -> tuple:
+    provider = CountingFake()
+    summary = index_repository(root, store, lambda: provider, **kw)
+    return summary, provider
+
+
+def _state(store: Path) -> dict:
+    with IndexStores.open(store) as stores:
+        records = sorted((r["id"], json.dumps(r, sort_keys=True)) for r in stores.metadata.all_records())
+        edges = sorted(stores.metadata.edges())
+        chunks = {c.embedding_id: c for c in stores.metadata.chunks()}
+        vectors = stores.vectors.vectors_for([c.vector_id for c in chunks.values()])
+        by_id = {eid: vectors[i] for i, eid in enumerate(chunks)}
+        files = [(f.path, f.sha256, f.size) for f in stores.metadata.files()]
+    return {"records": records, "edges": edges, "vectors": by_id, "files": files,
+            "chunks": sorted((c.embedding_id, c.unit_key, c.line_start, c.line_end, c.text_sha256) for c in chunks.values())}
+
+
+def _assert_same(a: dict, b: dict) -> None:
+    assert a["records"] == b["records"]
+    assert a["edges"] == b["edges"]
+    assert a["files"] == b["files"]
+    assert a["chunks"] == b["chunks"]
+    assert a["vectors"].keys() == b["vectors"].keys()
+    for key, vector in a["vectors"].items():
+        assert np.allclose(vector, b["vectors"][key], atol=1e-6), key
+
+
+def test_edit_add_delete_rename_equals_full_rebuild_and_embeds_only_changes(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "incremental"
+    _index(root, store)
+
+    account = root / "python_pkg/ledger/models/account.py"
+    account.write_text(account.read_text().replace("class Account", "class Account  # edited", 1))
+    (root / "python_pkg/ledger/services/audit.py").write_text(
+        '"""Audit trail."""\n\n\ndef audit_entry(entry):\n    """Record who posted an entry."""\n    return entry\n'
+    )
+    (root / "ruby_gem/lib/tinycache/version.rb").unlink()
+    (root / "python_pkg/ledger/util/decorators.py").rename(root / "python_pkg/ledger/util/wrappers.py")
+
+    summary, provider = _index(root, store)
+    assert summary.reused_files > 0
+    changed_texts = provider.embedded
+    assert changed_texts, "the edit and the new file must be embedded"
+    assert all(("audit" in t) or ("Account" in t) or ("wrappers" in t) or ("account" in t) for t in changed_texts)
+
+    full_store = tmp_path / "full"
+    _index(root, full_store, full=True)
+    _assert_same(_state(store), _state(full_store))
+
+
+def test_no_change_reindex_parses_and_embeds_nothing(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    first, _ = _index(root, store)
+    second, provider = _index(root, store)
+    assert provider.embedded == []
+    assert second.reused_files == second.files == first.files
+    assert second.units == first.units and second.chunks == first.chunks
+
+
+def test_moved_file_costs_no_embedding_of_unchanged_text(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    (root / "ruby_gem/lib/tinycache/instrumentation.rb").rename(root / "ruby_gem/lib/tinycache/instruments.rb")
+    _summary, provider = _index(root, store)
+    # The units keep their identifiers; only the `file:` line of their embedding text changed.
+    assert provider.embedded and all("instruments.rb" in t for t in provider.embedded)
+
+
+def test_purge_guard_refuses_large_deletions_unless_allowed(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    shutil.rmtree(root / "python_pkg")
+    with pytest.raises(InputError, match="--allow-purge"):
+        _index(root, store)
+    with IndexStores.open(store) as stores:  # untouched
+        assert any(r["identifier"].startswith("ledger") for r in stores.metadata.all_records())
+    summary, _ = _index(root, store, allow_purge=True)
+    assert summary.removed_units > 0
+
+
+def test_empty_tree_is_refused_on_an_existing_index(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match="no source files"):
+        _index(empty, store)
+
+
+def test_second_indexer_waits_then_fails_cleanly(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    with StoreLock(store, wait=0), pytest.raises(LockTimeoutError):
+        index_repository(root, store, CountingFake, wait=0.2)
+    result = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--wait", "0")
+    assert result.code == 0  # the lock is free again
+
+
+def test_cli_lock_timeout_is_exit_2(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"from woods.store.index import StoreLock\nfrom pathlib import Path\nimport time\n"
+         f"with StoreLock(Path({str(store)!r}), 0):\n    print('held', flush=True)\n    time.sleep(30)\n"],
+        cwd=REPO, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        result = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--wait", "0.5")
+        assert result.code == 2
+        assert "--wait" in result.stderr and "Traceback" not in result.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    # A lock left by a dead process is simply taken over.
+    assert run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--wait", "0").code == 0
+
+
+@pytest.mark.parametrize("phase", ["discover", "parse", "embed", "write"])
+def test_kill_at_any_phase_keeps_the_previous_index(tmp_path, phase):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    assert run_cli("index", str(root), "--store", str(store), "--embedder", "fake").code == 0
+    before = run_cli("search", "JournalCsvExporter", "--store", str(store), "--json")
+    assert before.code == 0
+    (root / "python_pkg/ledger/new_module.py").write_text("def brand_new():\n    return 1\n")
+
+    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "woods", "index", str(root), "--store", str(store), "--embedder", "fake"],
+        cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )
+    deadline = time.monotonic() + 60
+    for line in proc.stderr:
+        if line.strip() == f"woods-test-paused:{phase}":
+            break
+        assert time.monotonic() < deadline
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    after = run_cli("search", "JournalCsvExporter", "--store", str(store), "--json")
+    assert after.code == 0, after.stderr
+    assert json.loads(after.stdout)["results"] == json.loads(before.stdout)["results"]
+    again = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--json")
+    assert again.code == 0, again.stderr
+    assert not list(store.glob("building-*"))
+    assert run_cli("lookup", "ledger.new_module.brand_new", "--store", str(store)).code == 0
+
+
+def test_reader_during_indexing_always_sees_a_complete_index(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    with IndexStores.open(store) as stores:
+        initial_units = stores.metadata.count()
+    stop = threading.Event()
+    errors: list[str] = []
+    seen: set[int] = set()
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                with IndexStores.open(store) as stores:
+                    count = stores.metadata.count()
+                    assert stores.vectors.count() == stores.metadata.chunk_count()
+                    seen.add(count)
+            except Exception as exc:  # any failure is a torn read
+                errors.append(repr(exc))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        for i in range(3):
+            (root / f"python_pkg/ledger/extra_{i}.py").write_text(f"def extra_{i}():\n    return {i}\n")
+            _index(root, store)
+    finally:
+        stop.set()
+        thread.join()
+    assert errors == []
+    assert seen and all(count >= initial_units for count in seen)
+
+
+def test_hostile_tree_completes_and_reports_every_skip(tmp_path):
+    root = tmp_path / "hostile"
+    (root / "src").mkdir(parents=True)
+    (root / "src/ok.py").write_text("def ok():\n    return 1\n")
+    (root / "src/binary.py").write_bytes(b"\x00\x01binary\x00" * 10)
+    (root / "src/latin1.py").write_bytes("def caf\xe9():\n    return 'd\xe9j\xe0'\n".encode("latin-1"))
+    with (root / "src/huge.py").open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)
+    deep = root / "src"
+    for i in range(120):
+        deep = deep / f"d{i}"
+    deep.mkdir(parents=True)
+    (deep / "deep.rb").write_text("class Deep\n  def x; end\nend\n")
+    (root / "src/loop").symlink_to(root / "src")
+    (root / "src/outside").symlink_to(tmp_path)
+    (root / "src/broken.py").symlink_to(root / "nowhere.py")
+    (root / "node_modules/pkg").mkdir(parents=True)
+    (root / "node_modules/pkg/index.js").write_text("module.exports = 1\n")
+    summary, _ = _index(root, tmp_path / "s")
+    assert summary.files == 3  # ok.py, latin1.py (decoded leniently), deep.rb
+    assert summary.skipped["binary"] == 1
+    assert summary.skipped["too_large"] == 1
+    assert summary.skipped["broken_symlink"] == 1
+    assert summary.skipped["symlink_outside"] == 1
+    assert summary.skipped["symlink_loop"] == 1
+    assert summary.skipped["ignored_dir"] >= 1
+    with IndexStores.open(tmp_path / "s") as stores:
+        names = {r["identifier"] for r in stores.metadata.all_records()}
+    assert "Deep#x" in names and any(n.endswith(".ok") for n in names)
+
+
+def test_file_vanishing_mid_run_is_counted(tmp_path, monkeypatch):
+    import woods.indexing as indexing
+
+    root = _repo(tmp_path)
+    victim = root / "python_pkg/ledger/cli.py"
+    original = indexing._extract_one
+
+    def vanish_then_extract(root_text, path, mtime_ns):
+        if path.endswith("ledger/cli.py") and victim.exists():
+            victim.unlink()
+        return original(root_text, path, mtime_ns)
+
+    monkeypatch.setattr(indexing, "_extract_one", vanish_then_extract)
+    summary, _ = _index(root, tmp_path / "s")
+    assert summary.skipped.get("vanished") == 1
