@@ -277,10 +277,9 @@ def test_reading_never_writes(tmp_path):
 
 
 def test_lock_times_out_with_a_clear_error(tmp_path):
-    with StoreLock(tmp_path, wait=0), pytest.raises(LockTimeoutError, match="--wait"):
-        # flock is per open file description: a second open in the same process conflicts.
-        with StoreLock(tmp_path, wait=0.3):
-            pass
+    # flock is per open file description: a second open in the same process conflicts.
+    with StoreLock(tmp_path, wait=0), pytest.raises(LockTimeoutError, match="--wait"), StoreLock(tmp_path, wait=0.3):
+        pass
 
 
 def test_edges_keep_structural_targets_and_drop_unresolved_references(tmp_path):

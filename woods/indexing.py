@@ -308,7 +308,7 @@ def _write_generation(
     summary.reused_vectors = len(texts) - sum(len(v) for v in missing.values())
     order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text), h))
     progress.phase("embed", len(order))
-    test_checkpoint("embed")
+    crash_test_pause("embed")
     for start in range(0, len(order), EMBED_BATCH):
         batch = order[start : start + EMBED_BATCH]
         try:
@@ -325,7 +325,7 @@ def _write_generation(
     # Stores.
     started = time.perf_counter()
     progress.phase("write", None)
-    test_checkpoint("write")
+    crash_test_pause("write")
     from woods.store.vectors import write_vectors
 
     writer = MetadataWriter(build / layout.METADATA_FILE)
@@ -523,7 +523,7 @@ PURGE_GUARD_SHARE = 0.30
 _PAUSE_ENV = "WOODS_TEST_PAUSE"
 
 
-def test_checkpoint(phase: str) -> None:
+def crash_test_pause(phase: str) -> None:
     """When WOODS_TEST_PAUSE names `phase`, announce it on stderr and wait to be killed (tests only)."""
     if os.environ.get(_PAUSE_ENV) == phase:
         import sys
@@ -631,7 +631,7 @@ def _index_locked(
 
     started = time.perf_counter()
     progress.phase("discover", None)
-    test_checkpoint("discover")
+    crash_test_pause("discover")
     found = discover(root, max_file_bytes=max_file_bytes)
     summary.skipped = dict(sorted(found.skipped.items()))
     summary.skipped_examples = {k: list(v) for k, v in sorted(found.skipped_examples.items())}
@@ -645,7 +645,7 @@ def _index_locked(
 
     started = time.perf_counter()
     layout_key = _layout_key([f.path for f in found.files])
-    test_checkpoint("parse")
+    crash_test_pause("parse")
     units, rows = extract_files(root, found.files, progress, summary, cached=_cache_lookup(root, previous, layout_key))
     summary.files = len(rows)
     summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))
