@@ -17,6 +17,7 @@ import math
 import mmap
 import os
 import struct
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -129,6 +130,11 @@ def _blas_thread_functions() -> tuple[Any, Any] | None:
     return None
 
 
+# The BLAS thread count is process-wide: blocks that change it run one at a time, so two threads
+# cannot interleave set/restore and leave the wrong count behind.
+_BLAS_THREADS_LOCK = threading.Lock()
+
+
 @contextmanager
 def blas_threads(count: int) -> Iterator[None]:
     """Run the block with numpy's BLAS limited to `count` threads, then restore the old count."""
@@ -137,15 +143,13 @@ def blas_threads(count: int) -> Iterator[None]:
         yield
         return
     getter, setter = functions
-    previous = int(getter())
-    if previous == count:
-        yield
-        return
-    setter(count)
-    try:
-        yield
-    finally:
-        setter(previous)
+    with _BLAS_THREADS_LOCK:
+        previous = int(getter())
+        setter(count)
+        try:
+            yield
+        finally:
+            setter(previous)
 
 
 # --- erf / GELU ---------------------------------------------------------------------------------
