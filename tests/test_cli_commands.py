@@ -1,0 +1,143 @@
+"""CLI commands over a Fake-embedded copy of the Rails fixture: resolve, lookup, deps, dependents,
+structure, evaluate and search options — exit codes and JSON shapes as docs/cli.md documents them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import copy_fixture, run_cli
+
+
+@pytest.fixture(scope="module")
+def rails(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_fixture("rails_app", tmp_path_factory.mktemp("cmds"))
+    result = run_cli("index", str(root), "--embedder", "fake", "--json")
+    assert result.code == 0, result.stderr
+    return root
+
+
+def _json(result) -> dict:
+    payload = json.loads(result.stdout)
+    assert payload["schema_version"] == 1 and isinstance(payload["warnings"], list)
+    return payload
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in sorted((root / ".woods").rglob("*")) if p.is_file()}
+
+
+def test_resolve_exact_identifier_exit_0(rails):
+    result = run_cli("resolve", "Billing::Invoice#charge", "--path", str(rails), "--json")
+    assert result.code == 0, result.stderr
+    payload = _json(result)
+    assert payload["status"] == "resolved" and payload["identifier"] == "Billing::Invoice#charge"
+    assert payload["file_path"] == "app/models/billing/invoice.rb" and payload["confidence"] >= 0.98
+
+
+def test_resolve_ambiguous_is_exit_3_with_candidates_and_a_hint(rails):
+    result = run_cli("resolve", "show", "--path", str(rails))
+    assert result.code == 3
+    assert "1." in result.stdout and "2." in result.stdout and "--type" in result.stdout
+    payload = _json(run_cli("resolve", "show", "--path", str(rails), "--json"))
+    assert payload["status"] == "ambiguous" and len(payload["candidates"]) >= 2
+
+
+def test_resolve_input_from_stdin_equals_the_argument_form(rails):
+    by_arg = run_cli("resolve", "Billing::Invoice", "--path", str(rails), "--json")
+    by_stdin = run_cli("resolve", "--input", "-", "--path", str(rails), "--json",
+                       input_text=json.dumps({"ref": "Billing::Invoice"}))
+    assert by_arg.code == by_stdin.code == 0
+    assert by_arg.stdout == by_stdin.stdout
+
+
+def test_resolve_bad_input_is_exit_2(rails):
+    assert run_cli("resolve", "   ", "--path", str(rails)).code == 2
+    bad_json = run_cli("resolve", "--input", "-", "--path", str(rails), input_text="{not json")
+    assert bad_json.code == 2 and "JSON" in bad_json.stderr
+    assert run_cli("resolve", "x", "--input", "-", "--path", str(rails), input_text="{}").code == 2
+    assert run_cli("resolve", "Invoice", "--type", "no_such_type", "--path", str(rails)).code == 2
+
+
+def test_resolve_passthrough_miss_is_not_found_exit_3(rails):
+    result = run_cli("resolve", "app/models/nothing_here.rb:3", "--path", str(rails), "--json")
+    assert result.code == 3
+    assert _json(result)["status"] == "not_found"
+
+
+def test_reading_commands_leave_the_index_byte_identical(rails):
+    before = _files(rails)
+    for args in (["resolve", "charge"], ["resolve", "Billing::Invoice"], ["lookup", "User"], ["deps", "User"],
+                 ["dependents", "User"], ["structure"], ["search", "invoice total"], ["status"]):
+        run_cli(*args, "--path", str(rails))
+    assert _files(rails) == before
+
+
+def test_lookup_found_and_unknown(rails):
+    payload = _json(run_cli("lookup", "Billing::Invoice", "--path", str(rails), "--json"))
+    (unit,) = payload["units"]
+    assert unit["type"] == "model" and unit["metadata"]["associations"]
+    assert "source_code" in unit
+    no_source = _json(run_cli("lookup", "Billing::Invoice", "--no-source", "--path", str(rails), "--json"))
+    assert "source_code" not in no_source["units"][0]
+    missing = run_cli("lookup", "Nope::Nothing", "--path", str(rails))
+    assert missing.code == 3 and "woods resolve" in missing.stderr
+
+
+def test_deps_and_dependents_follow_edges_with_via(rails):
+    deps = _json(run_cli("deps", "Billing::Invoice", "--path", str(rails), "--json"))
+    assert {"identifier": "ApplicationRecord", "via": "superclass"}.items() <= next(
+        r for r in deps["results"] if r["identifier"] == "ApplicationRecord").items()
+    assert all(r["distance"] == 1 for r in deps["results"])
+    deeper = _json(run_cli("deps", "Billing::Invoice", "--depth", "2", "--path", str(rails), "--json"))
+    assert any(r["distance"] == 2 for r in deeper["results"])
+    only = _json(run_cli("deps", "Billing::Invoice", "--via", "superclass", "--path", str(rails), "--json"))
+    assert [r["identifier"] for r in only["results"]] == ["ApplicationRecord"]
+    dependents = _json(run_cli("dependents", "Billing::Invoice", "--path", str(rails), "--json"))
+    assert "Billing::Payment" in {r["identifier"] for r in dependents["results"]}
+    assert run_cli("deps", "Nope", "--path", str(rails)).code == 3
+
+
+def test_structure_json_shape(rails):
+    payload = _json(run_cli("structure", "--path", str(rails), "--json", "--top", "5"))
+    assert payload["units_by_type"]["model"] >= 5 and payload["units_by_type"]["route"] >= 10
+    assert payload["edges_by_via"]["superclass"] >= 5
+    assert payload["files_by_language"]["ruby"] >= 20
+    top = payload["top_pagerank"]
+    assert len(top) == 5 and set(top[0]) == {"identifier", "type", "score"}
+    assert [r["score"] for r in top] == sorted((r["score"] for r in top), reverse=True)
+
+
+def test_search_options_type_exclude_budget_context_mode_prefix(rails):
+    typed = _json(run_cli("search", "invoice", "--type", "model", "--path", str(rails), "--json"))
+    assert typed["results"] and {r["type"] for r in typed["results"]} == {"model"}
+    excluded = _json(run_cli("search", "invoice", "--exclude-type", "method", "--path", str(rails), "--json"))
+    assert "method" not in {r["type"] for r in excluded["results"]}
+    context = _json(run_cli("search", "invoice", "--budget", "300", "--context", "--path", str(rails), "--json"))
+    assert context["context"] and context["tokens_used"] <= 300
+    lexical = _json(run_cli("search", "invoice", "--mode", "lexical", "--path", str(rails), "--json"))
+    assert lexical["strategy"] == "lexical" and lexical["results"]
+    scoped = _json(run_cli("search", "invoice", "--path-prefix", "app/jobs", "--path", str(rails), "--json"))
+    assert scoped["results"] and all(r["file_path"].startswith("app/jobs/") for r in scoped["results"])
+    forced = _json(run_cli("search", "invoice", "--strategy", "graph", "--path", str(rails), "--json"))
+    assert forced["strategy"] == "graph"
+
+
+def test_search_bad_type_and_scope_are_exit_2(rails):
+    result = run_cli("search", "invoice", "--type", "not_a_type", "--path", str(rails))
+    assert result.code == 2 and "not_a_type" in result.stderr
+    result = run_cli("search", "invoice", "--path-prefix", "../outside", "--path", str(rails))
+    assert result.code == 2 and "Traceback" not in result.stderr
+
+
+def test_evaluate_bad_input_is_exit_2(rails, tmp_path):
+    assert run_cli("evaluate", str(tmp_path / "missing.json"), "--path", str(rails)).code == 2
+    queryset = tmp_path / "q.json"
+    queryset.write_text(json.dumps({"queries": [{"query": "invoice", "expected_units": ["Billing::Invoice"]}]}))
+    assert run_cli("evaluate", str(queryset), "--corpus", str(queryset)).code == 2  # --vectors missing
+    ok = run_cli("evaluate", str(queryset), "--path", str(rails), "--json")
+    assert ok.code == 0, ok.stderr
+    report = json.loads(ok.stdout)
+    assert report["queries"][0]["retrieved"] and "aggregates" in report
