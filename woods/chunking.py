@@ -255,6 +255,16 @@ def chunk_unit(
     whole = embedding_text(prefix, source)
     if max_tokens is None or provider_count_tokens is None or provider_count_tokens(whole) <= max_tokens:
         return [_make_chunk(unit, base, 0, CHUNK_WHOLE, prefix, unit.line_start, source)]
+    # --- semantic integration (woods.semantic_chunking, spec §1.5) ---------------------------
+    # A Ruby model/controller/class-like unit that must be split is split along its sections
+    # (summary, associations, action_show, method_call …) instead of line windows. Its chunks
+    # cover the source but need not concatenate to it (a section gathers non-contiguous lines).
+    from woods.semantic_chunking import semantic_unit_chunks  # lazy: that module imports this one
+
+    semantic = semantic_unit_chunks(unit, provider_count_tokens, max_tokens, base_id=base)
+    if semantic is not None:
+        return semantic
+    # --- end of semantic integration ----------------------------------------------------------
     splitter = _Splitter(source, prefix, provider_count_tokens, max_tokens)
     if splitter.budget <= 0:
         text = embedding_text(prefix, source[:1])

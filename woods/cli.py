@@ -667,6 +667,8 @@ def main() -> None:
         raise SystemExit(exc.exit_code) from None
     except typer.exceptions.TyperException as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
+            ctx = getattr(exc, "ctx", None)
+            sys.stdout.write((ctx.get_help() if ctx is not None else "usage: woods COMMAND --help") + "\n")
             raise SystemExit(0) from None
         format_message = getattr(exc, "format_message", None)
         message = format_message() if callable(format_message) else str(exc)

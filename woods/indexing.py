@@ -30,7 +30,7 @@ from woods import __version__
 from woods.errors import IndexingError, InputError
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
 from woods.store import index as layout
-from woods.store.graph import compute_pagerank, write_graph_cache
+from woods.store.graph import compute_pagerank
 from woods.store.identity import assign_keys
 from woods.store.metadata import ChunkRow, FileRow, MetadataWriter
 from woods.units import Unit, sha256_hex
@@ -187,14 +187,19 @@ class _VectorCache:
 
 
 def embedder_description(provider: Any) -> dict[str, Any]:
-    """The manifest's record of the embedder; `fingerprint` (the weights' SHA-256 when the provider
-    exposes it) decides whether a previous generation's vectors may be reused."""
-    fingerprint_fn = getattr(provider, "weights_fingerprint", None)
-    fingerprint = fingerprint_fn() if callable(fingerprint_fn) else provider.name
+    """The manifest's record of the embedder. `fingerprint` — the weights' SHA-256 and the numeric
+    precision when the provider exposes them — decides whether a previous generation's vectors may
+    be reused: a changed model file or a switch between bf16 and fp32 re-embeds everything."""
+    weights = getattr(provider, "weights_fingerprint", None)
+    if callable(weights):
+        weights = weights()
+    precision = getattr(provider, "precision", None)
+    fingerprint = f"{weights or provider.name}:{precision or 'fp32'}"
     return {
         "name": provider.name,
         "dimension": int(provider.dimension),
         "max_input_tokens": provider.max_input_tokens,
+        "precision": precision,
         "fingerprint": fingerprint,
     }
 
@@ -370,7 +375,6 @@ def _write_generation(
         writer.abort()
         raise
     write_vectors(build / layout.VECTORS_FILE, np.arange(len(texts), dtype=np.int64), vectors, int(provider.dimension))
-    write_graph_cache(build / layout.GRAPH_FILE, ((e.source, e.target, e.via) for e in edges))
     (build / layout.MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     _timed(summary.seconds, "write", started)
 

@@ -120,7 +120,8 @@ def aggregate(outcomes: Sequence[QueryOutcome]) -> dict[str, Any]:
 
 
 def evaluate_query(retriever: Retriever, query: EvalQuery, budget: int | None) -> QueryOutcome:
-    effective = query.budget or budget or DEFAULT_BUDGET
+    # --budget overrides every query's own budget (the query set's value is the default).
+    effective = budget or query.budget or DEFAULT_BUDGET
     result = retriever.retrieve(query.query, budget=effective, types=list(query.types) if query.types else None)
     retrieved = tuple(s.identifier for s in result.sources)
     actual = result.strategy

@@ -2,9 +2,10 @@
 
 Why both: the edges table in SQLite is the source of truth and answers one-hop questions
 (`dependencies_of`, `dependents_of`) with an index lookup — no graph load on the query path. A
-networkx DiGraph is built from the same rows (and cached as a pickle per generation) for
-multi-hop traversals and structure reports. PageRank is computed once at index time with the Ruby
-gem's exact algorithm (§1.9) and stored per unit.
+networkx DiGraph is built from the same rows on first use for multi-hop traversals (a warm MCP
+server or API handle keeps it). It is deliberately not cached as a pickle: loading a pickle from a
+repository's `.woods/` would run whatever code a tampered file holds. PageRank is computed once at
+index time with the Ruby gem's exact algorithm (§1.9) and stored per unit.
 
 Nodes are public identifiers; typed variants of one identifier share a node for traversal (Ruby
 `dependencies_of` is the union over types) while their records stay distinct in the metadata store.
@@ -12,10 +13,9 @@ Nodes are public identifiers; typed variants of one identifier share a node for 
 
 from __future__ import annotations
 
-import pickle
+import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -84,19 +84,14 @@ def build_digraph(edges: Iterable[tuple[str, str, str]]) -> nx.DiGraph:
     return graph
 
 
-def write_graph_cache(path: Path, edges: Iterable[tuple[str, str, str]]) -> None:
-    with path.open("wb") as handle:
-        pickle.dump(build_digraph(edges), handle, protocol=pickle.HIGHEST_PROTOCOL)
-
-
 class SQLiteGraphStore:
     """Implements `GraphStore` over the metadata database; see the module docstring."""
 
-    def __init__(self, metadata: SQLiteMetadataStore, cache_path: Path | None = None) -> None:
+    def __init__(self, metadata: SQLiteMetadataStore) -> None:
         self._metadata = metadata
         self._conn = metadata._conn  # same immutable connection; one place opens the file
-        self._cache_path = cache_path
         self._digraph: nx.DiGraph | None = None
+        self._digraph_lock = threading.Lock()
         self._pagerank: dict[str, float] | None = None
 
     def dependencies_of(self, identifier: str, via: str | None = None) -> list[str]:
@@ -129,21 +124,37 @@ class SQLiteGraphStore:
         self, identifier: str, *, reverse: bool = False, depth: int = 2, via: str | None = None
     ) -> list[tuple[str, str, int]]:
         """Breadth-first (identifier, via, distance) up to `depth` hops, each node once, in BFS order
-        with neighbours sorted by (identifier, via)."""
-        seen = {identifier}
+        with neighbours sorted by (identifier, via). One hop reads SQLite; deeper walks use the
+        networkx graph (built once per store)."""
+        if depth <= 1:
+            pairs = self.edges_to(identifier) if reverse else sorted(set(self.edges_from(identifier)))
+            seen: set[str] = {identifier}
+            hops = []
+            for neighbour, edge_via in pairs:
+                if (via and edge_via != via) or neighbour in seen:
+                    continue
+                seen.add(neighbour)
+                hops.append((neighbour, edge_via, 1))
+            return hops if depth == 1 else []
+        graph = self.digraph()
+        if identifier not in graph:
+            return []
+        step = graph.predecessors if reverse else graph.successors
         found: list[tuple[str, str, int]] = []
+        visited = {identifier}
         frontier: deque[tuple[str, int]] = deque([(identifier, 0)])
         while frontier:
             node, distance = frontier.popleft()
             if distance >= depth:
                 continue
-            pairs = self.edges_to(node) if reverse else sorted(set(self.edges_from(node)))
-            for neighbour, edge_via in pairs:
-                if via and edge_via != via:
+            pairs = []
+            for neighbour in step(node):
+                data = graph[neighbour][node] if reverse else graph[node][neighbour]
+                pairs.extend((neighbour, v) for v in data["vias"])
+            for neighbour, edge_via in sorted(pairs):
+                if (via and edge_via != via) or neighbour in visited:
                     continue
-                if neighbour in seen:
-                    continue
-                seen.add(neighbour)
+                visited.add(neighbour)
                 found.append((neighbour, edge_via, distance + 1))
                 frontier.append((neighbour, distance + 1))
         return found
@@ -154,11 +165,8 @@ class SQLiteGraphStore:
         return self._pagerank
 
     def digraph(self) -> nx.DiGraph:
-        """The whole graph (from the generation's pickle cache when present)."""
-        if self._digraph is None:
-            if self._cache_path is not None and self._cache_path.exists():
-                with self._cache_path.open("rb") as handle:
-                    self._digraph = pickle.load(handle)
-            else:
+        """The whole graph as a networkx DiGraph (built from the edges table on first use)."""
+        with self._digraph_lock:
+            if self._digraph is None:
                 self._digraph = build_digraph((s, t, v) for _k, s, t, _tk, v in self._metadata.edges())
-        return self._digraph
+            return self._digraph

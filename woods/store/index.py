@@ -6,7 +6,6 @@ Layout under the store directory (default `<repo>/.woods/`):
     generations/<name>/          one complete, immutable index:
         metadata.sqlite3         units, chunks, files, edges, FTS5 (source of truth)
         vectors.faiss            IndexIDMap2(IndexFlatIP) keyed by chunks.vector_id
-        graph.pickle             networkx DiGraph cache of the edges table
         manifest.json            schema, versions, embedder, counts, timings
     building-<token>/            a generation being written (deleted or renamed, never read)
     lock                         flock-held by the one running `woods index`
@@ -41,7 +40,6 @@ CURRENT_FILE = "CURRENT"
 GENERATIONS_DIR = "generations"
 METADATA_FILE = "metadata.sqlite3"
 VECTORS_FILE = "vectors.faiss"
-GRAPH_FILE = "graph.pickle"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = "lock"
 BUILD_PREFIX = "building-"
@@ -174,7 +172,7 @@ class IndexStores:
                 f"{db_path} holds {units} units / {chunk_count} chunks, the manifest says "
                 f"{expected.get('units')} / {expected.get('chunks')}; run `woods index --full`"
             )
-        self.graph = SQLiteGraphStore(self.metadata, generation / GRAPH_FILE)
+        self.graph = SQLiteGraphStore(self.metadata)
         self._vectors: Any = None
 
     @classmethod
