@@ -228,7 +228,7 @@ def block_opener(line: str) -> bool:
         return False
     if BLOCK_COMMENT_BEGIN.match(stripped) or BLOCK_COMMENT_END.match(stripped):
         return False
-    if ENDLESS_DEF.match(stripped) or SELF_BALANCED.search(stripped):
+    if ENDLESS_DEF.match(stripped):
         return False
     return bool(STATEMENT_KEYWORD.search(stripped) or DO_BLOCK.search(stripped))
 

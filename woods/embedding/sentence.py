@@ -129,8 +129,14 @@ class SentenceTransformerProvider:
     def _load_model(self) -> Any:
         # Everything is packaged: make sure nothing below tries the network.
         os.environ["HF_HUB_OFFLINE"] = "1"
+        # woods draws its own progress; the library's weight-loading bars would interleave with it.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         import torch
+        import transformers
         from sentence_transformers import SentenceTransformer
+
+        transformers.logging.set_verbosity_error()
+        transformers.logging.disable_progress_bar()
 
         torch.set_num_threads(self.num_threads)
         model = SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
