@@ -228,7 +228,7 @@ def block_opener(line: str) -> bool:
         return False
     if BLOCK_COMMENT_BEGIN.match(stripped) or BLOCK_COMMENT_END.match(stripped):
         return False
-    if ENDLESS_DEF.match(stripped):
+    if ENDLESS_DEF.match(stripped) or SELF_BALANCED.search(stripped):
         return False
     return bool(STATEMENT_KEYWORD.search(stripped) or DO_BLOCK.search(stripped))
 
@@ -406,8 +406,9 @@ def method_sections(lines: Sequence[str], spans: Sequence[MethodSpan]) -> Sectio
 
 
 def unit_sections(unit: Unit, detection: MethodDetection = "ast") -> Sections | None:
-    """The unit's sections by its type, or None for a type the gem keeps whole."""
-    if unit.type not in SEMANTIC_UNIT_TYPES:
+    """The unit's sections by its type, or None for a unit the gem keeps whole (a type it does not
+    split, or a non-Ruby unit: the classifiers read Ruby lines)."""
+    if unit.language != "ruby" or unit.type not in SEMANTIC_UNIT_TYPES:
         return None
     source = unit.source_code or ""
     lines = split_lines(source)
@@ -477,8 +478,8 @@ def semantic_chunks(
 ) -> list[SemanticChunk]:
     """The unit's semantic chunks, as the gem's SemanticChunker emits them.
 
-    Blank source → []; at most `threshold_tokens` estimated tokens, or a type the gem does not
-    split → one `whole` chunk; a model, controller or METHOD_CHUNKABLE_TYPES unit → its non-blank
+    Blank source → []; at most `threshold_tokens` estimated tokens, a type the gem does not split,
+    or a non-Ruby unit → one `whole` chunk; a model, controller or METHOD_CHUNKABLE_TYPES unit → its non-blank
     sections in the gem's order. With `max_tokens`, every chunk is kept within it (counted by
     `count_tokens`, default the ceil(len/4) estimate; with `prefix`, counting the embedding
     text prefix + "\\n" + content) by the `_part_` safety net.
