@@ -32,10 +32,13 @@ TokenCounter = Callable[[str], int]
 class Chunk:
     """One embedding text of a unit and where its content sits in the file.
 
-    Guarantees: the contents of a unit's chunks, in index order, concatenate to its source_code;
-    `text` == prefix + "\\n" + `content`; `line_start`/`line_end` are 1-based, absolute in the file,
-    and consecutive chunks touch (the next starts on the line after, or on the same line when a
-    long line was cut). `embedding_id` is the unit id for a single chunk, else `<id>#chunk_<i>`.
+    Guarantees: every chunk's `text` (== prefix + "\\n" + `content`) fits the embedder's input;
+    `line_start`/`line_end` are 1-based and absolute in the file; `embedding_id` is the unit id for
+    a single chunk, else `<id>#chunk_<i>`. Packed chunks (`part`) concatenate to the unit's
+    source_code and touch (the next starts on the line after, or on the same line when a long line
+    was cut). Semantic sections of Ruby units (`summary`, `associations`, `action_show` …) cover
+    every non-blank line of the source but may gather non-contiguous lines, so their line range
+    can span other sections' lines.
     """
 
     embedding_id: str
