@@ -88,7 +88,8 @@ def test_rails_unit_types(rel: str, identifier: str, unit_type: str):
 
 def test_only_the_main_class_takes_the_rails_type():
     units = units_of("app/models/billing/invoice.rb")
-    assert units["Billing"].type == "module"
+    assert "Billing" not in units  # a namespace wrapper is not a unit
+    assert units["Billing::Invoice"].type == "model"
     assert units["Billing::Invoice#charge"].type == "method"
     assert units["Billing::Invoice.due"].type == "method"
 

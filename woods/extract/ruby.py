@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -849,6 +849,33 @@ def draft_to_unit(draft: UnitDraft, file_path: str, source: bytes) -> Unit:
     )
 
 
+def is_namespace_wrapper(draft: UnitDraft) -> bool:
+    """`module Billing` whose body holds only classes and modules (and comments): it names a
+    namespace, it is not code. Such wrappers are not units — otherwise every file of a namespaced
+    app yields one more `Billing` whose source repeats the file, crowding search results and making
+    `path` references resolve to the wrapper instead of the class the file defines. The Ruby gem
+    (which extracts classes by role) has no such units either."""
+    if draft.kind != "module" or draft.type != "module" or draft.body is None:
+        return False
+    members = [c for c in draft.body.named_children if c.type != "comment"]
+    return bool(members) and all(c.type in ("class", "module") for c in members)
+
+
+def _reparent(unit: Unit, wrappers: dict[str, str | None], file_requires: tuple[Dependency, ...]) -> Unit:
+    """A unit whose parent is a dropped namespace wrapper gets the nearest enclosing real unit
+    (None at top level; its `namespace` still names the full lexical nesting). Promoted to top level,
+    it also takes the file's top-level requires, which the wrapper would have carried."""
+    parent = unit.parent
+    while parent is not None and parent in wrappers:
+        parent = wrappers[parent]
+    if parent == unit.parent:
+        return unit
+    dependencies = unit.dependencies
+    if parent is None and unit.type != "method":
+        dependencies = base.dedupe_dependencies([*file_requires, *unit.dependencies])
+    return replace(unit, parent=parent, dependencies=dependencies)
+
+
 def unit_order(unit: Unit) -> tuple[int, int, str, str]:
     """Outermost first in source order: by start line, longer span first, then identifier, type."""
     return (unit.line_start, -unit.line_end, unit.identifier, unit.type)
@@ -861,7 +888,13 @@ def extract(file_path: str, source: bytes) -> FileExtraction:
 
     walked, warnings = walk_file(file_path, source)
     extra_units, file_metadata = rails.enrich(walked)
-    units = [draft_to_unit(d, file_path, source) for d in walked.drafts] + list(extra_units)
+    wrappers = {d.identifier: d.parent for d in walked.drafts if is_namespace_wrapper(d)}
+    file_requires = tuple(dep for _byte, dep in sorted(walked.file_requires, key=lambda item: item[0]))
+    units = [
+        _reparent(draft_to_unit(d, file_path, source), wrappers, file_requires)
+        for d in walked.drafts
+        if not is_namespace_wrapper(d)
+    ] + list(extra_units)
     units.sort(key=unit_order)
     return FileExtraction(
         file_path=file_path,
