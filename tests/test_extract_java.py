@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.extract_helpers import deps_by_via, extract_fixture, line_of
 from woods.extract.java import extract
 from woods.units import Unit
 
@@ -13,21 +14,14 @@ PKG = "com.acme.inventory"
 
 
 def _extract(rel: str) -> dict[str, Unit]:
-    result = extract(rel, (ROOT / rel).read_bytes())
-    assert result.warnings == ()
-    assert all(u.language == "java" and u.file_path == rel for u in result.units)
-    return {u.identifier: u for u in result.units}
+    return extract_fixture(extract, ROOT, rel, "java")
 
 
 def _line_of(rel: str, needle: str) -> int:
-    for number, line in enumerate((ROOT / rel).read_text().splitlines(), start=1):
-        if needle in line:
-            return number
-    raise AssertionError(f"{needle!r} not in {rel}")
+    return line_of(ROOT, rel, needle)
 
 
-def _deps(unit: Unit, via: str) -> dict[str, tuple[str, ...]]:
-    return {d.target: d.lookup for d in unit.dependencies if d.via == via}
+_deps = deps_by_via
 
 
 def test_classes_nested_types_and_overloads() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.extract_helpers import deps_by_via, extract_fixture, line_of
 from woods.extract import extract_file
 from woods.extract.python import extract, module_name, resolve_relative
 from woods.units import Unit
@@ -14,21 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "python_pkg"
 
 
 def _extract(rel: str) -> dict[str, Unit]:
-    result = extract(rel, (ROOT / rel).read_bytes())
-    assert result.warnings == ()
-    return {u.identifier: u for u in result.units}
+    return extract_fixture(extract, ROOT, rel)
 
 
 def _line_of(rel: str, needle: str) -> int:
-    """1-based line of the first fixture line containing `needle`."""
-    for number, line in enumerate((ROOT / rel).read_text().splitlines(), start=1):
-        if needle in line:
-            return number
-    raise AssertionError(f"{needle!r} not in {rel}")
+    return line_of(ROOT, rel, needle)
 
 
-def _deps(unit: Unit, via: str) -> dict[str, tuple[str, ...]]:
-    return {d.target: d.lookup for d in unit.dependencies if d.via == via}
+_deps = deps_by_via
 
 
 @pytest.mark.parametrize(
