@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 
 from woods.retrieval.candidates import InvalidScopeError
-from woods.store.base import UNSEARCHED_FIELDS, GraphStore, MetadataStore, Record, VectorHit, VectorStore
+from woods.store.base import (
+    UNSEARCHED_FIELDS,
+    GraphStore,
+    MetadataStore,
+    Record,
+    VectorHit,
+    VectorStore,
+    field_haystack,
+)
 from woods.store.identity import public_identifier, strip_chunk
 
 _FIELD_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -73,16 +81,6 @@ def _package_of(record: Mapping[str, Any]) -> Any:
     return metadata.get("package") if isinstance(metadata, Mapping) else None
 
 
-def _field_haystack(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value.lower()
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False).lower()
-    return str(value).lower()
-
-
 class RecordView:
     """An in-memory MetadataStore over a fixed set of records (the scoped corpus).
 
@@ -126,7 +124,7 @@ class RecordView:
                     results.append(dict(record))
                 continue
             for name in fields:
-                hay = _field_haystack(record.get(name))
+                hay = field_haystack(record.get(name))
                 if hay is not None and needle in hay:
                     results.append(dict(record))
                     break

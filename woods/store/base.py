@@ -10,6 +10,7 @@ deterministic order.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -22,6 +23,23 @@ Record = dict[str, Any]
 # positional fields are ours alone (Ruby records have no such keys), so leaving them out keeps
 # matched-field scores identical to Ruby's on the same units. `source_hash` stays searchable, as in Ruby.
 UNSEARCHED_FIELDS = frozenset({"id", "updated_at", "language", "line_start", "line_end"})
+
+
+def record_haystack(record: Record) -> str:
+    """The Ruby whole-record haystack: the record as JSON text, lowercased, bookkeeping fields left out."""
+    visible = {k: v for k, v in record.items() if k not in UNSEARCHED_FIELDS}
+    return json.dumps(visible, ensure_ascii=False, sort_keys=False).lower()
+
+
+def field_haystack(value: Any) -> str | None:
+    """Ruby STO-8 field rule: strings raw, hashes/arrays as JSON text, others `str`, None never matches."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.lower()
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False).lower()
+    return str(value).lower()
 
 
 class MetadataStore(Protocol):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from woods.store.base import UNSEARCHED_FIELDS, Record
+from woods.store.base import Record, field_haystack, record_haystack
 
 SCHEMA_VERSION = 1
 
@@ -128,23 +128,6 @@ def fts_columns(record: Record) -> tuple[str, str, str, str, str, str]:
         str(record.get("docstring") or ""),
         str(record.get("source_code") or ""),
     )
-
-
-def record_haystack(record: Record) -> str:
-    """The Ruby whole-record haystack: the record as JSON text, lowercased, bookkeeping fields left out."""
-    visible = {k: v for k, v in record.items() if k not in UNSEARCHED_FIELDS}
-    return json.dumps(visible, ensure_ascii=False, sort_keys=False).lower()
-
-
-def field_haystack(value: Any) -> str | None:
-    """Ruby STO-8 field rule: strings raw, hashes/arrays as JSON text, others `str`, None never matches."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value.lower()
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False).lower()
-    return str(value).lower()
 
 
 def fts_query(text: str) -> str:
