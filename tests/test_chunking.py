@@ -239,3 +239,33 @@ def test_provider_accepts_every_chunk():
     chunks = chunk_unit(unit, fake.count_tokens, fake.max_input_tokens)
     assert len(chunks) > 5
     assert fake.embed_batch([chunk.text for chunk in chunks]).shape == (len(chunks), 128)
+
+
+def test_an_oversized_prefix_is_shortened_never_the_code():
+    """A unit whose header alone would fill the input (huge dependency names) still chunks: the
+    dependency list shrinks, then header lines are cut; the code is split, never lost."""
+    from woods.embedding.text import PREFIX_MAX_SHARE, bounded_prefix
+    from woods.units import Dependency
+
+    def words(text: str) -> int:
+        return len(text.split())
+
+    deps = tuple(Dependency(" ".join(["Huge"] * 40) + str(i), "calls") for i in range(10))
+    unit = Unit(identifier="Hub", type="class", language="ruby", file_path="hub.rb", line_start=1,
+                line_end=30, source_code="".join(f"line {i} of code\n" for i in range(30)), dependencies=deps)
+    prefix = bounded_prefix(unit, words, 64)
+    assert words(prefix) <= 64 * PREFIX_MAX_SHARE and prefix.startswith("[class] Hub")
+    with pytest.raises(InputTooLongError):  # the full header leaves no room at all
+        chunk_unit(unit, words, 64)
+    chunks = chunk_unit(unit, words, 64, prefix=prefix)
+    assert "".join(c.content for c in chunks) == unit.source_code
+    assert all(words(c.text) <= 64 for c in chunks)
+    long_name = Unit(identifier="X" * 5000, type="method", language="java", file_path="a.java", line_start=1,
+                     line_end=1, source_code="int x = 1;\n")
+    def quarter(text: str) -> int:
+        return len(text) // 4
+
+    short = bounded_prefix(long_name, quarter, 256)
+    assert "…" in short and quarter(short) <= 128
+    (chunk,) = chunk_unit(long_name, quarter, 256, prefix=short)  # header cut at characters, code kept
+    assert chunk.content == long_name.source_code

@@ -281,3 +281,39 @@ def test_file_vanishing_mid_run_is_counted(tmp_path, monkeypatch):
     monkeypatch.setattr(indexing, "_extract_one", vanish_then_extract)
     summary, _ = _index(root, tmp_path / "s")
     assert summary.skipped.get("vanished") == 1
+
+
+def test_a_killed_parse_worker_does_not_lose_the_run(tmp_path):
+    """Parse workers are separate processes; one dying (OOM killer, a signal) must not abort indexing:
+    the files it did not finish are parsed in-process and every file is indexed."""
+    import psutil
+
+    import woods.indexing as indexing
+
+    root = tmp_path / "many"
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(150))
+    for n in range(indexing.PARALLEL_PARSE_MIN_FILES + 100):
+        (root / f"pkg{n % 10}").mkdir(parents=True, exist_ok=True)
+        (root / f"pkg{n % 10}" / f"mod{n}.py").write_text(body)
+    killed: list[int] = []
+
+    def kill_one_worker() -> None:
+        deadline = time.monotonic() + 60
+        while not killed and time.monotonic() < deadline:
+            for child in psutil.Process().children(recursive=True):
+                try:
+                    if child.parent().pid != os.getpid():  # a grandchild: a worker of the forkserver
+                        child.kill()
+                        killed.append(child.pid)
+                        return
+                except psutil.Error:
+                    continue
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_one_worker)
+    killer.start()
+    summary, _ = _index(root, tmp_path / "s")
+    killer.join()
+    assert killed, "no parse worker was seen"
+    assert any("parse worker died" in w for w in summary.warnings)
+    assert summary.files == indexing.PARALLEL_PARSE_MIN_FILES + 100

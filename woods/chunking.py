@@ -240,21 +240,23 @@ def chunk_unit(
     children: Sequence[Unit] = (),
     *,
     base_id: str | None = None,
+    prefix: str | None = None,
 ) -> list[Chunk]:
     """The unit's embedding texts, each within `max_tokens` as counted by `provider_count_tokens`.
 
     A unit whose source is empty or whitespace yields no chunks (the Ruby indexer drops such
     texts). `max_tokens` None means no limit: one whole chunk. `base_id` overrides the id chunk
-    ids are built from (e.g. a typed storage key); default the unit identifier. Raises
+    ids are built from (e.g. a typed storage key); default the unit identifier. `prefix`
+    overrides the unit's TextPreparer prefix (the index builder passes `bounded_prefix`). Raises
     InputTooLongError when even the prefix plus one character does not fit.
     """
     source = unit.source_code or ""
     if not source.strip():
         return []
     base = base_id if base_id is not None else unit.identifier
-    prefix = unit_embedding_prefix(unit)
     if max_tokens is not None and provider_count_tokens is None:
         raise ValueError("max_tokens needs a token counter")
+    prefix = unit_embedding_prefix(unit) if prefix is None else prefix
     whole = embedding_text(prefix, source)
     if max_tokens is None or provider_count_tokens is None or provider_count_tokens(whole) <= max_tokens:
         return [_make_chunk(unit, base, 0, CHUNK_WHOLE, prefix, unit.line_start, source)]
@@ -264,7 +266,7 @@ def chunk_unit(
     # cover the source but need not concatenate to it (a section gathers non-contiguous lines).
     from woods.semantic_chunking import semantic_unit_chunks  # lazy: that module imports this one
 
-    semantic = semantic_unit_chunks(unit, provider_count_tokens, max_tokens, base_id=base)
+    semantic = semantic_unit_chunks(unit, provider_count_tokens, max_tokens, base_id=base, prefix=prefix)
     if semantic is not None:
         return semantic
     # --- end of semantic integration ----------------------------------------------------------

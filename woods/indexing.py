@@ -19,7 +19,7 @@ import platform
 import shutil
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -135,7 +135,7 @@ def _children_by_parent(units: Sequence[Unit]) -> dict[tuple[str, str], list[Uni
 def _prepare_texts(
     keyed: Sequence[tuple[str, Unit]], provider: Any, chunk: bool, progress: Progress
 ) -> list[_PreparedText]:
-    from woods.embedding.text import embedding_text, unit_embedding_prefix
+    from woods.embedding.text import bounded_prefix, embedding_text, unit_embedding_prefix
 
     children = _children_by_parent([u for _k, u in keyed])
     limit = provider.max_input_tokens if chunk else None
@@ -150,7 +150,8 @@ def _prepare_texts(
         from woods.chunking import chunk_unit
 
         kids = children.get((unit.identifier, unit.file_path), [])
-        for piece in chunk_unit(unit, provider.count_tokens, limit, kids):
+        prefix = bounded_prefix(unit, provider.count_tokens, limit)
+        for piece in chunk_unit(unit, provider.count_tokens, limit, kids, prefix=prefix):
             prepared.append(
                 _PreparedText(key, piece.index, piece.chunk_type, piece.line_start, piece.line_end, piece.text)
             )
@@ -461,11 +462,45 @@ def extract_files(
         rails.detect_rails_roots(job[1] for job in all_jobs),
         python_extractor.package_dirs(job[1] for job in all_jobs),
     )
-    outcomes: Iterable[_FileOutcome]
-    pool = None
+    fresh = _parse_all(jobs, workers, layout_facts, progress, summary)
+    units: list[Unit] = []
+    rows: list[FileRow] = []
+    for job in all_jobs:
+        outcome = reused.get(job[1]) or fresh[job[1]]
+        if job[1] in reused:
+            progress.advance()
+        summary.warnings.extend(outcome.warnings)
+        if outcome.skip_reason:
+            summary.skipped[outcome.skip_reason] = summary.skipped.get(outcome.skip_reason, 0) + 1
+        elif outcome.failure:
+            summary.parse_failures += 1
+            summary.warnings.append(outcome.failure)
+        elif outcome.row is not None:
+            units.extend(outcome.units)
+            rows.append(outcome.row)
+    return units, rows
+
+
+def _parse_all(
+    jobs: Sequence[tuple[str, str, int]],
+    workers: int,
+    layout_facts: tuple[Any, Any],
+    progress: Progress,
+    summary: IndexSummary,
+) -> dict[str, _FileOutcome]:
+    """Parse `jobs` (in a process pool for large repositories); path → outcome.
+
+    If a pool worker dies (killed, out of memory), the files it had not finished are parsed here
+    in-process and the run goes on — one lost worker never loses the index.
+    """
+    from woods.extract import python as python_extractor
+    from woods.extract import rails
+
+    fresh: dict[str, _FileOutcome] = {}
     if workers > 1 and len(jobs) >= PARALLEL_PARSE_MIN_FILES:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         pool = ProcessPoolExecutor(
             workers,
@@ -473,40 +508,26 @@ def extract_files(
             initializer=_set_repository_layout,
             initargs=layout_facts,
         )
-        parsed = pool.map(_extract_one, *zip(*jobs, strict=True), chunksize=16)
-    else:
-        parsed = (_extract_one(*job) for job in jobs)
-    outcomes = _merge_in_order([job[1] for job in all_jobs], reused, parsed)
-    units: list[Unit] = []
-    rows: list[FileRow] = []
+        try:
+            for outcome in pool.map(_extract_one, *zip(*jobs, strict=True), chunksize=16):
+                fresh[outcome.path] = outcome
+                progress.advance()
+        except BrokenProcessPool:
+            summary.warnings.append(
+                f"a parse worker died after {len(fresh)} of {len(jobs)} files; parsed the rest in-process"
+            )
+        finally:
+            pool.shutdown(cancel_futures=True)
     previous = (rails.registered_roots(), python_extractor.registered_package_dirs())
     _set_repository_layout(*layout_facts)
     try:
-        for outcome in outcomes:
-            progress.advance()
-            summary.warnings.extend(outcome.warnings)
-            if outcome.skip_reason:
-                summary.skipped[outcome.skip_reason] = summary.skipped.get(outcome.skip_reason, 0) + 1
-            elif outcome.failure:
-                summary.parse_failures += 1
-                summary.warnings.append(outcome.failure)
-            elif outcome.row is not None:
-                units.extend(outcome.units)
-                rows.append(outcome.row)
+        for job in jobs:
+            if job[1] not in fresh:
+                fresh[job[1]] = _extract_one(*job)
+                progress.advance()
     finally:
         _set_repository_layout(*previous)
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-    return units, rows
-
-
-def _merge_in_order(
-    paths: Sequence[str], reused: dict[str, _FileOutcome], parsed: Iterable[_FileOutcome]
-) -> Iterable[_FileOutcome]:
-    """Reused and freshly parsed outcomes interleaved back into discovery order."""
-    fresh = iter(parsed)
-    for path in paths:
-        yield reused[path] if path in reused else next(fresh)
+    return fresh
 
 
 def _set_repository_layout(rails_roots: Any, package_dirs: Any) -> None:

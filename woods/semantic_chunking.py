@@ -511,6 +511,7 @@ def semantic_unit_chunks(
     *,
     base_id: str | None = None,
     method_detection: MethodDetection = "ast",
+    prefix: str | None = None,
 ) -> list[Chunk] | None:
     """Embedding chunks along the unit's sections, for `chunking.chunk_unit` when a unit does not
     fit the embedder; None when the unit is not a Ruby unit the gem splits semantically, or when it
@@ -523,7 +524,7 @@ def semantic_unit_chunks(
     """
     if unit.language != "ruby" or unit.type not in SEMANTIC_UNIT_TYPES:
         return None
-    prefix = unit_embedding_prefix(unit)
+    prefix = unit_embedding_prefix(unit) if prefix is None else prefix
     sections = semantic_chunks(unit, threshold_tokens=0, method_detection=method_detection)
     if len(sections) < 2:
         return None

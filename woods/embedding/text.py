@@ -10,7 +10,7 @@ then one "\\n" and the unchanged content.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import islice
 
 from woods.units import Unit
@@ -58,3 +58,33 @@ def unit_embedding_prefix(unit: Unit) -> str:
 def unit_embedding_text(unit: Unit) -> str:
     """The whole-unit embedding text (prefix + "\\n" + source_code)."""
     return embedding_text(unit_embedding_prefix(unit), unit.source_code or "")
+
+
+# The prefix (type, identifier, namespace, file, dependencies) may use at most this share of the
+# embedder's input, so every chunk keeps room for its own code. Normal prefixes are a few dozen
+# tokens; only pathological ones (a 2 KB Java overload signature, a hub with huge dependency
+# names) ever reach it.
+PREFIX_MAX_SHARE = 0.5
+
+
+def bounded_prefix(unit: Unit, count_tokens: Callable[[str], int] | None, max_tokens: int | None) -> str:
+    """The unit's prefix, shortened only when it alone would take over PREFIX_MAX_SHARE of the input:
+    first fewer dependency names, then each header line cut at a character boundary (marked `…`).
+    Only this header is ever shortened; the code itself is split, never cut."""
+    prefix = unit_embedding_prefix(unit)
+    if count_tokens is None or max_tokens is None:
+        return prefix
+    budget = int(max_tokens * PREFIX_MAX_SHARE)
+    if count_tokens(prefix) <= budget:
+        return prefix
+    targets = [dependency.target for dependency in unit.dependencies][:MAX_PREFIX_DEPENDENCIES]
+    for keep in range(len(targets) - 1, -1, -1):
+        prefix = embedding_prefix(unit.type, unit.identifier, unit.namespace, unit.file_path, targets[:keep])
+        if count_tokens(prefix) <= budget:
+            return prefix
+    lines = prefix.split("\n")
+    width = max(len(line) for line in lines)
+    while width > 8 and count_tokens(prefix) > budget:
+        width //= 2
+        prefix = "\n".join(line if len(line) <= width else line[:width] + "…" for line in lines)
+    return prefix
