@@ -106,6 +106,11 @@ def test_no_change_reindex_parses_and_embeds_nothing(tmp_path):
     assert provider.embedded == []
     assert second.reused_files == second.files == first.files
     assert second.units == first.units and second.chunks == first.chunks
+    # Nothing changed: no new generation is written at all.
+    assert second.up_to_date and second.generation == first.generation
+    (root / "python_pkg/ledger/cli.py").touch()  # same content, new mtime: a new generation records it
+    third, provider = _index(root, store)
+    assert not third.up_to_date and provider.embedded == [] and third.generation != first.generation
 
 
 def test_moved_file_costs_no_embedding_of_unchanged_text(tmp_path):

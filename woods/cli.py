@@ -206,7 +206,12 @@ def _print_index_summary(summary: Any, elapsed: float) -> None:
     phases = ", ".join(f"{k} {v:.1f}s" for k, v in summary.seconds.items())
     err.write(f"indexed {summary.files} files ({langs})\n")
     err.write(f"units {summary.units} ({types})\n")
-    mode = "full" if summary.full else f"incremental: {summary.reused_files} files unchanged, {summary.removed_units} units removed"
+    if summary.up_to_date:
+        mode = f"up to date: all {summary.files} files unchanged; kept generation {summary.generation}"
+    elif summary.full:
+        mode = "full"
+    else:
+        mode = f"incremental: {summary.reused_files} files unchanged, {summary.removed_units} units removed"
     err.write(f"run: {mode}\n")
     err.write(
         f"chunks {summary.chunks} (embedded {summary.embedded}, reused {summary.reused_vectors}); "

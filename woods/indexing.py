@@ -80,6 +80,7 @@ class IndexSummary:
     parse_failures: int = 0
     reused_files: int = 0
     removed_units: int = 0
+    up_to_date: bool = False
     full: bool = False
     warnings: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -642,6 +643,34 @@ def _cache_lookup(root: Path, previous: Any, layout_key: str) -> Callable[[Any],
     return lookup
 
 
+def _up_to_date(
+    previous: Any,
+    rows: Sequence[FileRow],
+    summary: IndexSummary,
+    provider: Any,
+    layout_key: str,
+    max_file_bytes: int,
+    aliases: dict[str, str],
+) -> bool:
+    """True when the published generation already is what this run would write: every file reused
+    unchanged (same set, same content), same extraction layout, options, woods version and embedder.
+    Then no new generation is written at all (the Ruby gem: "nothing processed, nothing vanished
+    writes no dump")."""
+    if previous is None or summary.full or summary.reused_files != len(rows):
+        return False
+    manifest = previous.manifest.data
+    same_files = len(rows) == manifest.get("counts", {}).get("files")
+    return (
+        same_files
+        and manifest.get("layout_key") == layout_key
+        and manifest.get("max_file_bytes") == max_file_bytes
+        and manifest.get("prefix_aliases", {}) == aliases
+        and manifest.get("woods_version") == __version__
+        and manifest.get("embedder") == embedder_description(provider)
+        and all(row.mtime_ns == old.mtime_ns for row, old in zip(rows, previous.metadata.files(), strict=False))
+    )
+
+
 def _index_locked(
     root: Path,
     store_dir: Path,
@@ -695,7 +724,18 @@ def _index_locked(
 
     # go.mod is not source (discovery skips it); look where Go modules conventionally live.
     go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
-    provider = provider_factory()
+    aliases = go_module_aliases(root, go_mods)
+    provider = provider_factory()  # cheap: models load on the first text to embed
+    if _up_to_date(previous, rows, summary, provider, layout_key, max_file_bytes, aliases):
+        summary.up_to_date = True
+        summary.generation = previous.generation.name
+        summary.units = previous.metadata.count()
+        summary.units_by_type = previous.metadata.type_counts()
+        summary.chunks = previous.metadata.chunk_count()
+        summary.reused_vectors = summary.chunks
+        counts = previous.manifest.counts
+        summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
+        return summary
     return build_index_from_units(
         units,
         provider,
@@ -706,9 +746,14 @@ def _index_locked(
         files=rows,
         summary=summary,
         progress=progress,
-        prefix_aliases=go_module_aliases(root, go_mods),
+        prefix_aliases=aliases,
         lock=False,
-        extra_manifest={"skipped": summary.skipped, "max_file_bytes": max_file_bytes, "layout_key": layout_key},
+        extra_manifest={
+            "skipped": summary.skipped,
+            "max_file_bytes": max_file_bytes,
+            "layout_key": layout_key,
+            "prefix_aliases": aliases,
+        },
         extractions=extractions,
         reuse_vectors=not summary.full,
     )
