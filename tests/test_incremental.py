@@ -317,7 +317,7 @@ def test_a_killed_parse_worker_does_not_lose_the_run(tmp_path):
 
     killer = threading.Thread(target=kill_one_worker)
     killer.start()
-    summary, _ = _index(root, tmp_path / "s")
+    summary, _ = _index(root, tmp_path / "s", workers=2)
     killer.join()
     assert killed, "no parse worker was seen"
     assert any("parse worker died" in w for w in summary.warnings)

@@ -144,7 +144,7 @@ def index(
 
     def action() -> int:
         from woods.embedding.select import index_provider
-        from woods.indexing import index_repository
+        from woods.indexing import index_repository, parse_workers
         from woods.store.index import store_dir_for
 
         if not path.exists():
@@ -168,7 +168,7 @@ def index(
             with _progress(enabled=not as_json) as progress:
                 summary = index_repository(
                     path, target, warm_provider, max_file_bytes=max_file_bytes, progress=progress,
-                    wait=wait, full=full_run, allow_purge=allow_purge,
+                    wait=wait, full=full_run, allow_purge=allow_purge, workers=parse_workers(),
                 )
             elapsed = time.perf_counter() - started
             if as_json:

@@ -427,6 +427,13 @@ def _extract_one(root: str, path: str, mtime_ns: int) -> _FileOutcome:
 
 # Parsing is CPU-bound Python + C; below this many files a process pool costs more than it saves.
 PARALLEL_PARSE_MIN_FILES = 200
+# More parse processes than this mostly add memory: extraction is quick next to embedding.
+MAX_PARSE_WORKERS = 4
+
+
+def parse_workers() -> int:
+    """Parse processes for this machine (its CPU count, at most MAX_PARSE_WORKERS)."""
+    return max(1, min(os.cpu_count() or 1, MAX_PARSE_WORKERS))
 
 
 def extract_files(
@@ -447,7 +454,7 @@ def extract_files(
     from woods.extract import python as python_extractor
     from woods.extract import rails
 
-    workers = workers or min(os.cpu_count() or 1, 4)
+    workers = workers or 1
     progress.phase("parse", len(discovered))
     reused: dict[str, _FileOutcome] = {}
     for item in discovered:
@@ -569,8 +576,14 @@ def index_repository(
     wait: float = 30.0,
     full: bool = False,
     allow_purge: bool = False,
+    workers: int = 1,
 ) -> IndexSummary:
     """Index the repository at `root` into `store_dir` and publish it.
+
+    `workers > 1` parses large repositories in a process pool (`parse_workers()` picks a count for
+    the machine). The pool's workers re-import the calling program's main module, so a script
+    that passes workers > 1 needs the usual `if __name__ == "__main__":` guard; the CLI and the
+    MCP server do.
 
     Incremental by default: files whose size and mtime (or, failing that, content hash) match the
     previous generation are not read or parsed again, and embedding texts seen before are not
@@ -588,7 +601,7 @@ def index_repository(
         previous = None if full else _open_previous(store_dir)
         try:
             return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary,
-                                 previous, allow_purge)
+                                 previous, allow_purge, workers)
         finally:
             if previous is not None:
                 previous.close()
@@ -680,6 +693,7 @@ def _index_locked(
     summary: IndexSummary,
     previous: Any,
     allow_purge: bool,
+    workers: int,
 ) -> IndexSummary:
     from woods.discovery import discover
 
@@ -700,7 +714,9 @@ def _index_locked(
     started = time.perf_counter()
     layout_key = _layout_key([f.path for f in found.files])
     crash_test_pause("parse")
-    units, rows = extract_files(root, found.files, progress, summary, cached=_cache_lookup(root, previous, layout_key))
+    units, rows = extract_files(
+        root, found.files, progress, summary, workers=workers, cached=_cache_lookup(root, previous, layout_key)
+    )
     summary.files = len(rows)
     summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))
     _timed(summary.seconds, "parse", started)

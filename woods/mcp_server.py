@@ -506,12 +506,12 @@ class WoodsTools:
     def _first_index(self) -> Any:
         """Build the index from scratch when the session started without one (root must be known)."""
         from woods.embedding.select import index_provider
-        from woods.indexing import index_repository
+        from woods.indexing import index_repository, parse_workers
 
         if self.root is None:
             raise ToolError("degraded_index", f"{self._boot_error}; start the server with --path REPO to let reindex build it",
                             degraded=True, phase="boot", store=str(self.store_dir))
-        return index_repository(self.root, self.store_dir, index_provider)
+        return index_repository(self.root, self.store_dir, index_provider, workers=parse_workers())
 
 
 def _json(payload: Any) -> str:
