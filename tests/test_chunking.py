@@ -118,7 +118,7 @@ def test_long_unit_splits_at_member_boundaries():
                 for i, (a, _b) in enumerate(ranges)]
     children = [Unit(**{**{f: getattr(c, f) for f in c.__slots__}, "line_end": 1 + b})  # type: ignore[attr-defined]
                 for c, (_a, b) in zip(children, ranges, strict=True)]
-    chunks = chunk_unit(unit, wordpiece_count, 140, children)
+    chunks = chunk_unit(unit, wordpiece_count, 140, children, skeleton=False)
     assert len(chunks) > 2
     assert_chunk_invariants(unit, chunks, wordpiece_count, 140)
     member_starts = {1 + a for a, _b in ranges}
@@ -137,7 +137,7 @@ def test_member_larger_than_the_budget_is_split_by_lines():
     unit = make_unit(source, line_start=1)
     child = make_unit("x\n", line_start=1 + ranges[0][0], identifier="m")
     child = Unit(**{**{f: getattr(child, f) for f in child.__slots__}, "line_end": 1 + ranges[0][1]})  # type: ignore[attr-defined]
-    chunks = chunk_unit(unit, wordpiece_count, 100, [child])
+    chunks = chunk_unit(unit, wordpiece_count, 100, [child], skeleton=False)
     assert len(chunks) > 3
     assert_chunk_invariants(unit, chunks, wordpiece_count, 100)
     assert all(chunk.content.endswith("\n") for chunk in chunks), "only whole lines when lines fit"
@@ -222,7 +222,7 @@ def test_chunks_reproduce_the_source_and_fit(lines, trailing_newline, counter_na
                      line_start=line_start + first, line_end=line_start + first + size, source_code="")
                 for i, (first, size) in enumerate(member_cuts)]
     try:
-        chunks = chunk_unit(unit, count, max_tokens, children)
+        chunks = chunk_unit(unit, count, max_tokens, children, skeleton=False)
     except InputTooLongError:
         # Only legitimate when one character with the prefix does not fit.
         assert any(count(unit_embedding_prefix(unit) + "\n" + ch) > max_tokens for ch in source)
@@ -269,3 +269,29 @@ def test_an_oversized_prefix_is_shortened_never_the_code():
     assert "…" in short and quarter(short) <= 128
     (chunk,) = chunk_unit(long_name, quarter, 256, prefix=short)  # header cut at characters, code kept
     assert chunk.content == long_name.source_code
+
+
+def test_a_container_too_long_embeds_its_skeleton_and_members_stay_whole():
+    """A class that does not fit is embedded as its own lines with member bodies elided: its
+    members are units of their own, so nothing is embedded twice and nothing is lost."""
+    from woods.chunking import CHUNK_SKELETON, skeleton_source
+
+    source, ranges = method_source(count=8, body_lines=6)
+    unit = make_unit(source, line_start=1)
+    children = [
+        Unit(identifier=f"App::Thing.method_{i}", type="method", language="python", file_path="app/thing.py",
+             line_start=1 + a, line_end=1 + b, source_code="".join(source.splitlines(True)[a : b + 1]))
+        for i, (a, b) in enumerate(ranges)
+    ]
+    skeleton = skeleton_source(unit, children)
+    assert "def method_3(self, value):" in skeleton and "… 7 lines: App::Thing.method_3" in skeleton
+    body_line = source.splitlines()[ranges[0][0] + 1]
+    assert body_line not in skeleton
+    chunks = chunk_unit(unit, wordpiece_count, 140, children)
+    assert chunks and {c.chunk_type for c in chunks} == {CHUNK_SKELETON}
+    assert "".join(c.content for c in chunks) == skeleton
+    assert all(wordpiece_count(c.text) <= 140 for c in chunks)
+    assert all((c.line_start, c.line_end) == (unit.line_start, unit.line_end) for c in chunks)
+    # A container that fits is embedded whole, bodies included.
+    (whole,) = chunk_unit(unit, wordpiece_count, 10_000, children)
+    assert whole.content == source
