@@ -298,3 +298,34 @@ def test_edges_keep_structural_targets_and_drop_unresolved_references(tmp_path):
     assert record["dependents"] == [{"type": "class", "identifier": "Billing::Invoice"}]
     assert sqlite3.sqlite_version
     stores.close()
+
+
+def test_stored_pagerank_percentiles_equal_the_ranker_formula(tmp_path):
+    from woods.store.graph import pagerank_percentiles
+
+    units = [
+        unit("A", dependencies=(Dependency("B", "calls"), Dependency("C", "calls"))),
+        unit("B", dependencies=(Dependency("C", "calls"),)),
+        unit("C"),
+        unit("D"),
+        unit("E"),
+    ]
+    stores = build(tmp_path, units)
+    expected = pagerank_percentiles(stores.graph.pagerank())
+    lookup = stores.graph.pagerank_percentiles()
+    assert {k: lookup[k] for k in expected} == pytest.approx(expected)
+    assert lookup.get("Nope") is None and len(lookup) == 5
+    assert expected["C"] == 1.0  # most referenced ranks first; ties (D, E) by identifier
+    assert expected["D"] > expected["E"]
+    stores.close()
+
+
+def test_vector_hits_read_only_their_own_metadata_rows(tmp_path):
+    stores = build(tmp_path, [unit(f"U{i}") for i in range(30)], link=False)
+    calls: list[object] = []
+    vectors = stores.vectors
+    original = vectors._meta_for
+    vectors._meta_for = lambda ids: (calls.append(ids), original(ids))[1]
+    hits = vectors.search(FakeEmbeddingProvider().embed("class u3"), 3)
+    assert len(hits) == 3 and calls and all(ids is not None and len(ids) <= 19 for ids in calls)
+    stores.close()

@@ -30,7 +30,7 @@ from woods import __version__
 from woods.errors import IndexingError, InputError
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
 from woods.store import index as layout
-from woods.store.graph import compute_pagerank
+from woods.store.graph import compute_pagerank, pagerank_percentiles
 from woods.store.identity import assign_keys
 from woods.store.metadata import ChunkRow, FileRow, MetadataWriter
 from woods.units import Unit, sha256_hex
@@ -287,6 +287,7 @@ def _write_generation(
     # PageRank over public identifiers, Ruby §1.9.
     identifiers = sorted({u.identifier for _k, u in keyed})
     pagerank = compute_pagerank(identifiers, ((e.source, e.target) for e in edges))
+    percentiles = pagerank_percentiles(pagerank)
     dependents: dict[str, list[dict[str, str]]] = defaultdict(list)
     types_of: dict[str, str] = {}
     for _key, unit in keyed:
@@ -344,7 +345,9 @@ def _write_generation(
         for key, unit in keyed:
             record = unit.to_dict()
             record["dependents"] = dependents.get(unit.identifier, [])
-            writer.add_unit(key, record, _stable_id(unit), pagerank.get(unit.identifier, 0.0))
+            writer.add_unit(
+                key, record, _stable_id(unit), pagerank.get(unit.identifier, 0.0), percentiles.get(unit.identifier, 0.0)
+            )
         chunk_counts = Counter(t.key for t in texts)
         for vector_id, (prepared, text_hash) in enumerate(zip(texts, hashes, strict=True)):
             multi = chunk_counts[prepared.key] > 1

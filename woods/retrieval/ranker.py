@@ -171,7 +171,7 @@ class Ranker:
         self._rrf_policy = rrf_policy
         self._metadata = metadata
         self._graph = graph
-        self._percentiles: dict[str, float] | None = None
+        self._percentiles: Mapping[str, float] | None = None
 
     def invalidate_pagerank_cache(self) -> None:
         self._percentiles = None
@@ -217,7 +217,7 @@ class Ranker:
         level = dig(unit, "importance")
         return IMPORTANCE_BUCKETS.get(str(level), NEUTRAL) if level is not None else NEUTRAL
 
-    def pagerank_percentiles(self) -> dict[str, float]:
+    def pagerank_percentiles(self) -> Mapping[str, float]:
         """1 − i/n over identifiers ordered by (−pagerank, identifier); {} when unavailable."""
         if self._percentiles is None:
             self._percentiles = compute_percentiles(self._graph)
@@ -248,9 +248,15 @@ class Ranker:
         return result
 
 
-def compute_percentiles(graph: GraphStore | None) -> dict[str, float]:
+def compute_percentiles(graph: GraphStore | None) -> Mapping[str, float]:
     if graph is None:
         return {}
+    precomputed = getattr(graph, "pagerank_percentiles", None)
+    if callable(precomputed):  # the SQLite graph store stores them at index time (same formula)
+        try:
+            return precomputed()
+        except Exception:
+            return {}
     try:
         scores = graph.pagerank()
     except (NotImplementedError, Exception):  # any failure means "no PageRank" (B-108)

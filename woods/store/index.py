@@ -194,20 +194,14 @@ class IndexStores:
         path = self.generation / VECTORS_FILE
         if not path.is_file():
             raise CorruptIndexError(f"{path} is missing; run `woods index --full`")
-        meta = {}
-        rows = self.metadata._conn.execute(
-            "SELECT c.vector_id, c.embedding_id, c.unit_key, u.identifier, u.type, u.file_path "
-            "FROM chunks c JOIN units u ON u.key = c.unit_key"
-        )
-        for vid, eid, key, ident, unit_type, file_path in rows:
-            meta[int(vid)] = (eid, key, ident, unit_type, file_path)
         try:
-            store = FaissVectorStore(path, meta, self.manifest.dimension)
+            store = FaissVectorStore(path, self.metadata.vector_meta, self.manifest.dimension)
         except (RuntimeError, ValueError) as exc:
             raise CorruptIndexError(f"{path} is not a readable FAISS index ({exc}); run `woods index --full`") from exc
-        if store.count() != len(meta):
+        chunks = self.metadata.chunk_count()
+        if store.count() != chunks:
             raise CorruptIndexError(
-                f"{path} holds {store.count()} vectors but the metadata has {len(meta)} chunks; run `woods index --full`"
+                f"{path} holds {store.count()} vectors but the metadata has {chunks} chunks; run `woods index --full`"
             )
         return store
 

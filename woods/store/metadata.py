@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS units (
     stable_id TEXT NOT NULL,
     source_hash TEXT NOT NULL,
     pagerank REAL NOT NULL DEFAULT 0,
+    pagerank_percentile REAL NOT NULL DEFAULT 0,
     data TEXT NOT NULL,
     haystack TEXT NOT NULL
 );
@@ -319,6 +320,13 @@ class SQLiteMetadataStore:
         rows = self._conn.execute("SELECT language, count(*) FROM files GROUP BY language ORDER BY language")
         return {r[0]: int(r[1]) for r in rows}
 
+    def pagerank_percentile(self, identifier: str) -> float | None:
+        """The identifier's PageRank percentile (1 − i/n by (−pagerank, identifier)), or None."""
+        row = self._conn.execute(
+            "SELECT pagerank_percentile FROM units WHERE identifier = ? LIMIT 1", (identifier,)
+        ).fetchone()
+        return None if row is None else float(row[0])
+
     def pagerank_scores(self) -> dict[str, float]:
         """PageRank per public identifier (the max over typed variants), computed at index time."""
         scores: dict[str, float] = {}
@@ -366,6 +374,29 @@ class SQLiteMetadataStore:
 
     def chunk_count(self) -> int:
         return int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    _VECTOR_META_SQL = (
+        "SELECT c.vector_id, c.embedding_id, c.unit_key, u.identifier, u.type, u.file_path "
+        "FROM chunks c JOIN units u ON u.key = c.unit_key"
+    )
+
+    def vector_meta(self, vector_ids: Iterable[int] | None = None) -> dict[int, tuple[str, str, str, str, str]]:
+        """vector_id → (embedding_id, unit_key, identifier, type, file_path), for the given ids or all."""
+        found: dict[int, tuple[str, str, str, str, str]] = {}
+        if vector_ids is None:
+            batches: list[list[int]] = [[]]
+        else:
+            ids = list(dict.fromkeys(int(v) for v in vector_ids))
+            batches = [ids[i : i + _BATCH] for i in range(0, len(ids), _BATCH)]
+            if not batches:
+                return found
+        for part in batches:
+            sql = self._VECTOR_META_SQL
+            if vector_ids is not None:
+                sql += f" WHERE c.vector_id IN ({','.join('?' * len(part))})"
+            for vid, eid, key, ident, unit_type, file_path in self._conn.execute(sql, part):
+                found[int(vid)] = (eid, key, ident, unit_type, file_path)
+        return found
 
     def vector_keys(self) -> dict[int, tuple[str, str]]:
         """vector_id → (embedding_id, unit_key)."""
@@ -415,10 +446,11 @@ class MetadataWriter:
             (row.path, row.language, row.sha256, row.size, row.mtime_ns, row.unit_count, json.dumps(list(row.warnings))),
         )
 
-    def add_unit(self, key: str, record: Record, stable_id: str, pagerank: float) -> None:
+    def add_unit(self, key: str, record: Record, stable_id: str, pagerank: float, percentile: float = 0.0) -> None:
         cursor = self._conn.execute(
             "INSERT INTO units(key, identifier, name, type, language, file_path, line_start, line_end, parent, "
-            "stable_id, source_hash, pagerank, data, haystack) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "stable_id, source_hash, pagerank, pagerank_percentile, data, haystack) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 key,
                 record["identifier"],
@@ -432,6 +464,7 @@ class MetadataWriter:
                 stable_id,
                 record.get("source_hash") or "",
                 pagerank,
+                percentile,
                 json.dumps(record, ensure_ascii=False),
                 record_haystack(record),
             ),

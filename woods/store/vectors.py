@@ -11,7 +11,7 @@ identical texts give identical vectors; filters (`types`, `keys`) are applied be
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import numpy as np
@@ -39,13 +39,16 @@ def _faiss():  # imported lazily: `woods --help` and keyword-only searches never
 class FaissVectorStore:
     """Read access to a generation's `vectors.faiss` (implements `VectorStore`).
 
-    `chunk_meta` maps vector_id → (embedding_id, unit_key, identifier, type, file_path).
+    `meta_for(ids)` returns vector_id → (embedding_id, unit_key, identifier, type, file_path) for the
+    given ids, or for every vector when ids is None. Hits look up only their own rows, so opening
+    the store and an unfiltered search never read the whole chunk table; filtered searches load
+    the full map once.
     """
 
     def __init__(
         self,
         path: Path,
-        chunk_meta: dict[int, tuple[str, str, str, str, str]],
+        meta_for: Callable[[list[int] | None], dict[int, tuple[str, str, str, str, str]]],
         dimension: int,
     ) -> None:
         faiss = _faiss()
@@ -54,9 +57,15 @@ class FaissVectorStore:
         self._index = faiss.read_index(str(path))
         if self._index.d != dimension:
             raise ValueError(f"{path}: vectors have dimension {self._index.d}, the manifest says {dimension}")
-        self._meta = chunk_meta
+        self._meta_for = meta_for
+        self._all_meta: dict[int, tuple[str, str, str, str, str]] | None = None
         self._matrix: np.ndarray | None = None
         self._ids: np.ndarray | None = None
+
+    def _full_meta(self) -> dict[int, tuple[str, str, str, str, str]]:
+        if self._all_meta is None:
+            self._all_meta = self._meta_for(None)
+        return self._all_meta
 
     def count(self) -> int:
         return int(self._index.ntotal)
@@ -72,7 +81,7 @@ class FaissVectorStore:
         return self._matrix, self._ids
 
     def vector_ids(self) -> list[int]:
-        return sorted(self._meta)
+        return sorted(self._full_meta())
 
     def vectors_for(self, vector_ids: list[int]) -> np.ndarray:
         """Stored vectors of the given ids (rows in the given order)."""
@@ -80,8 +89,9 @@ class FaissVectorStore:
         position = {int(v): i for i, v in enumerate(ids)}
         return matrix[[position[v] for v in vector_ids]] if vector_ids else np.zeros((0, self.dimension), np.float32)
 
-    def _hit(self, vector_id: int, score: float) -> VectorHit:
-        embedding_id, key, identifier, unit_type, file_path = self._meta[vector_id]
+    @staticmethod
+    def _hit(meta: tuple[str, str, str, str, str], score: float) -> VectorHit:
+        embedding_id, key, identifier, unit_type, file_path = meta
         return VectorHit(
             embedding_id=embedding_id,
             score=score,
@@ -89,7 +99,8 @@ class FaissVectorStore:
         )
 
     def _ordered(self, pairs: list[tuple[int, float]], limit: int) -> list[VectorHit]:
-        hits = [self._hit(vid, score) for vid, score in pairs if vid in self._meta]
+        meta = self._all_meta if self._all_meta is not None else self._meta_for([vid for vid, _s in pairs])
+        hits = [self._hit(meta[vid], score) for vid, score in pairs if vid in meta]
         hits.sort(key=lambda h: (-h.score, h.embedding_id))
         return hits[:limit]
 
@@ -110,7 +121,7 @@ class FaissVectorStore:
             key_set = set(keys) if keys else None
             eligible = [
                 vid
-                for vid, (_eid, key, _ident, unit_type, _path) in self._meta.items()
+                for vid, (_eid, key, _ident, unit_type, _path) in self._full_meta().items()
                 if (type_set is None or unit_type in type_set) and (key_set is None or key in key_set)
             ]
             return self._exhaustive(query[0], limit, eligible)
