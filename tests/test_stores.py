@@ -321,11 +321,13 @@ def test_stored_pagerank_percentiles_equal_the_ranker_formula(tmp_path):
 
 
 def test_vector_hits_read_only_their_own_metadata_rows(tmp_path):
-    stores = build(tmp_path, [unit(f"U{i}") for i in range(30)], link=False)
+    # Distinct scores (no tie group reaching past the fetched hits, which would force a full scan).
+    units = [unit(f"U{i}", source=f"class U{i}\n" + "  step\n" * i + "end\n") for i in range(1, 41)]
+    stores = build(tmp_path, units, link=False)
     calls: list[object] = []
     vectors = stores.vectors
     original = vectors._meta_for
     vectors._meta_for = lambda ids: (calls.append(ids), original(ids))[1]
-    hits = vectors.search(FakeEmbeddingProvider().embed("class u3"), 3)
+    hits = vectors.search(FakeEmbeddingProvider().embed("step"), 3)
     assert len(hits) == 3 and calls and all(ids is not None and len(ids) <= 19 for ids in calls)
     stores.close()
