@@ -369,3 +369,20 @@ def test_root_given_through_a_symlink(linked: Path, tmp_path: Path) -> None:
     assert paths(via_link) == paths(direct)
     assert via_link.skipped == direct.skipped
     assert via_link.files[0].abs_path == tmp_path / "repo_link" / via_link.files[0].path
+
+
+def test_a_package_named_venv_is_indexed_and_minified_bundles_are_not(tmp_path):
+    """Only a real virtualenv (pyvenv.cfg) is skipped, whatever its name: the standard library
+    has a `venv` package. Minified bundles are generated, not source."""
+    from woods.discovery import discover
+
+    (tmp_path / "venv").mkdir()
+    (tmp_path / "venv/__init__.py").write_text("def create():\n    pass\n")
+    (tmp_path / "real_env").mkdir()
+    (tmp_path / "real_env/pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "real_env/lib.py").write_text("x = 1\n")
+    (tmp_path / "app.min.js").write_text("var a=1;" * 100 + "\n")
+    (tmp_path / "app.js").write_text("export function a() { return 1 }\n")
+    result = discover(tmp_path)
+    assert [f.path for f in result.files] == ["app.js", "venv/__init__.py"]
+    assert result.skipped["minified"] == 1 and result.skipped["ignored_dir"] == 1

@@ -53,11 +53,14 @@ BROKEN_SYMLINK = "broken_symlink"  # symlink whose target does not exist
 SYMLINK_NOT_FOLLOWED = "symlink_not_followed"  # any symlink when follow_symlinks=False
 BAD_FILENAME = "bad_filename"  # name not representable as UTF-8 (undecodable bytes)
 SPECIAL_FILE = "special_file"  # FIFO, socket or device: opening a FIFO would block forever
+MINIFIED = "minified"  # `*.min.js` / `*.min.mjs`: generated bundles, one huge line, no names to find
 
 SKIP_REASONS: tuple[str, ...] = (
     IGNORED_DIR, GITIGNORED, TOO_LARGE, BINARY, UNSUPPORTED, UNREADABLE, VANISHED, SYMLINK_OUTSIDE,
-    SYMLINK_LOOP, SYMLINK_DUPLICATE, BROKEN_SYMLINK, SYMLINK_NOT_FOLLOWED, BAD_FILENAME, SPECIAL_FILE,
+    SYMLINK_LOOP, SYMLINK_DUPLICATE, BROKEN_SYMLINK, SYMLINK_NOT_FOLLOWED, BAD_FILENAME, SPECIAL_FILE, MINIFIED,
 )
+# Minified bundles are build output checked in by accident (Redmine ships 24 units' worth).
+MINIFIED_SUFFIXES: tuple[str, ...] = (".min.js", ".min.mjs", ".min.cjs")
 
 # --- constants -------------------------------------------------------------------------------------
 # Directories never entered, wherever they appear. An entry with a '/' matches the last components of
@@ -70,7 +73,6 @@ ALWAYS_SKIPPED_DIRS: tuple[str, ...] = (
     "node_modules",  # npm/yarn dependencies: third-party code, often 100k+ files
     "vendor/bundle",  # Bundler's `--path vendor/bundle` install: third-party gems
     ".venv",  # Python virtualenv (conventional name)
-    "venv",  # Python virtualenv (conventional name); other names are caught by pyvenv.cfg
     "__pycache__",  # CPython bytecode cache
     ".tox",  # tox environments (full virtualenvs)
     ".mypy_cache",  # mypy cache
@@ -418,6 +420,9 @@ class _Walker:
             return
         if os.path.splitext(rel)[1].lower() in BINARY_EXTENSIONS:
             self.skip(BINARY, rel)
+            return
+        if rel.lower().endswith(MINIFIED_SUFFIXES):
+            self.skip(MINIFIED, rel)
             return
         language = language_for(rel)
         accepted = self.is_indexable(rel) if self.is_indexable is not None else language is not None
