@@ -136,3 +136,19 @@ def test_help_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False False"
     assert run_cli("--help").code == 0
+
+
+@pytest.mark.parametrize("args", [["status"], ["search", "invoice total", "--strategy", "keyword"], ["lookup", "Invoice"]])
+def test_status_lookup_and_keyword_search_import_neither_torch_nor_faiss(small_repo, args):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom woods.cli import main\n"
+        f"sys.argv = ['woods', *{args!r}, '--path', {str(small_repo)!r}, '--json']\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
+        "print(sorted(m for m in ('torch', 'faiss', 'sentence_transformers') if m in sys.modules), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
