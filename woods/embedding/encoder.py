@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from woods.embedding.provider import ensure_fits, file_fingerprint, idle_cpu_count
+from woods.embedding.provider import embedding_threads, ensure_fits, file_fingerprint
 
 MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_DIMENSION = 384
@@ -356,7 +356,7 @@ class NumpyMiniLMEncoder:
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
             padded_tokens = len(batch) * len(ids[batch[0]])  # the first is the longest
-            threads = 1 if padded_tokens <= SINGLE_THREAD_TOKENS else idle_cpu_count()
+            threads = 1 if padded_tokens <= SINGLE_THREAD_TOKENS else embedding_threads()
             with blas_threads(threads):
                 out[batch] = self._forward([ids[i] for i in batch])
         return out

@@ -68,23 +68,26 @@ def l2_normalize_rows(matrix: np.ndarray) -> np.ndarray:
     return out
 
 
-def idle_cpu_count() -> int:
-    """CPUs this process may use minus those other work keeps busy (1-minute load average), ≥ 1.
+# Environment override for the embedding thread count (e.g. WOODS_THREADS=1 on a machine shared
+# with other heavy work, where thread pools stall waiting for descheduled threads).
+THREADS_ENV = "WOODS_THREADS"
 
-    Thread pools (torch's OpenMP, OpenBLAS) wait at a barrier after every kernel; when one of
-    their threads is descheduled by other processes the whole pool stalls. Measured on 2 cores at
-    load ≈ 5: torch with 1 thread embedded 100 code texts in 5.9 s vs 9.2 s with 2, and a query
-    took 12 ms vs 46-1,180 ms. On an idle machine every CPU is used.
+
+def embedding_threads() -> int:
+    """Threads for torch / BLAS when embedding: WOODS_THREADS if set, else every CPU this process
+    may use.
+
+    Not the load average: it lags by a minute and counts woods' own parse workers, so right after
+    parsing it told the model to use 1 of 2 cores (measured: the model ran 1.44x slower inside
+    `woods index` than alone on the same batches).
     """
+    configured = os.environ.get(THREADS_ENV, "").strip()
+    if configured.isdigit() and int(configured) > 0:
+        return int(configured)
     try:
-        cpus = max(1, len(os.sched_getaffinity(0)))
+        return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
-        cpus = max(1, os.cpu_count() or 1)
-    try:
-        busy = os.getloadavg()[0]
-    except (AttributeError, OSError):  # not available on this platform
-        return cpus
-    return max(1, min(cpus, round(cpus - busy)))
+        return max(1, os.cpu_count() or 1)
 
 
 def ensure_fits(count: int, limit: int | None, text: str) -> None:

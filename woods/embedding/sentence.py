@@ -24,7 +24,7 @@ from woods.embedding.encoder import (
     read_max_seq_length,
     weights_fingerprint,
 )
-from woods.embedding.provider import ensure_fits, idle_cpu_count, l2_normalize_rows
+from woods.embedding.provider import embedding_threads, ensure_fits, l2_normalize_rows
 
 Precision = Literal["auto", "fp32", "bf16"]
 
@@ -58,7 +58,7 @@ class SentenceTransformerProvider:
     a text over `max_input_tokens` (the model's max_seq_length, 256) raises InputTooLongError
     instead of being truncated; `embed_batch` returns float32 unit rows in input order. With
     precision "auto", bf16 autocast is used only on CPUs with native bf16 (see `precision`).
-    torch threads default to the CPUs not busy with other work (`idle_cpu_count`).
+    torch threads default to every CPU (`embedding_threads`; WOODS_THREADS overrides).
     """
 
     def __init__(
@@ -79,7 +79,7 @@ class SentenceTransformerProvider:
         self.precision: Literal["fp32", "bf16"] = (
             ("bf16" if cpu_has_native_bf16() else "fp32") if precision == "auto" else precision
         )
-        self.num_threads = num_threads if num_threads is not None else idle_cpu_count()
+        self.num_threads = num_threads if num_threads is not None else embedding_threads()
         self._tokenizer = load_wordpiece_tokenizer(self.model_dir)
         self._model: Any = None
         self._load_lock = threading.Lock()
