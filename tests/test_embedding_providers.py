@@ -215,3 +215,19 @@ def test_bf16_vectors_stay_within_0999_cosine_of_fp32(fp32):
 def test_fingerprint_is_the_weights_sha256(fp32):
     expected = hashlib.sha256((fp32.model_dir / "model.safetensors").read_bytes()).hexdigest()
     assert fp32.weights_fingerprint == expected
+
+
+@pytest.mark.model
+def test_small_jobs_use_the_numpy_twin_until_torch_is_loaded():
+    """Re-indexing after a one-file edit must not pay ~8 s to import torch for two texts."""
+    from woods.embedding.encoder import NumpyMiniLMEncoder
+    from woods.embedding.sentence import SentenceTransformerProvider
+
+    provider = SentenceTransformerProvider()
+    twin = provider.small_job_embedder()
+    assert isinstance(twin, NumpyMiniLMEncoder) and twin.dimension == provider.dimension
+    assert twin.max_input_tokens == provider.max_input_tokens
+    text = "def charge(invoice):\n    return invoice.total"
+    a, b = twin.embed(text), provider.embed(text)
+    assert float(a @ b) >= 0.999
+    assert provider.small_job_embedder() is provider  # torch already loaded: keep using it

@@ -37,6 +37,9 @@ from woods.units import Unit, sha256_hex
 
 # Texts embedded per model call. Sorting by length first keeps padding waste low.
 EMBED_BATCH = 64
+# Up to this many new texts (an edit or two), a provider's light twin embeds them when it has one:
+# loading torch costs ~8 s, the numpy encoder ~0.4 s, and 64 texts take it ~1-2 s.
+SMALL_EMBED_JOB = 64
 
 
 class Progress(Protocol):
@@ -317,10 +320,14 @@ def _write_generation(
     order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text), h))
     progress.phase("embed", len(order))
     crash_test_pause("embed")
+    model = provider
+    small_job = getattr(provider, "small_job_embedder", None)
+    if callable(small_job) and 0 < len(order) <= SMALL_EMBED_JOB:
+        model = small_job()
     for start in range(0, len(order), EMBED_BATCH):
         batch = order[start : start + EMBED_BATCH]
         try:
-            embedded = provider.embed_batch([texts[missing[h][0]].text for h in batch])
+            embedded = model.embed_batch([texts[missing[h][0]].text for h in batch])
         except Exception as exc:
             raise IndexingError(f"embedding failed: {exc}") from exc
         for text_hash, vector in zip(batch, embedded, strict=True):

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from woods.embedding.provider import embedding_threads, ensure_fits, file_fingerprint
+from woods.embedding.provider import configured_threads, ensure_fits, file_fingerprint
 
 MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_DIMENSION = 384
@@ -54,7 +54,9 @@ _ERF_BLOCK = 1 << 14
 
 # A forward pass over at most this many tokens (padded batch × length) runs BLAS on one thread:
 # a query's matrices are too small to share, and a thread pool on a busy machine stalls (2 cores,
-# load ≈ 5: query p50 23 ms on 1 thread vs 58-85 ms on 2, p95 27 ms vs 224-496 ms).
+# load ≈ 5: query p50 23 ms on 1 thread vs 58-85 ms on 2, p95 27 ms vs 224-496 ms). Larger passes
+# (small indexing jobs) also stay on one thread unless WOODS_THREADS asks for more: measured at
+# load ≈ 4, 8 texts of 252 tokens took 2.0 s on 1 thread and 23 s on 2.
 SINGLE_THREAD_TOKENS = 128
 
 # numpy's bundled OpenBLAS exports these thread controls (names differ by build: scipy-openblas
@@ -356,7 +358,7 @@ class NumpyMiniLMEncoder:
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
             padded_tokens = len(batch) * len(ids[batch[0]])  # the first is the longest
-            threads = 1 if padded_tokens <= SINGLE_THREAD_TOKENS else embedding_threads()
+            threads = 1 if padded_tokens <= SINGLE_THREAD_TOKENS else configured_threads() or 1
             with blas_threads(threads):
                 out[batch] = self._forward([ids[i] for i in batch])
         return out

@@ -73,6 +73,12 @@ def l2_normalize_rows(matrix: np.ndarray) -> np.ndarray:
 THREADS_ENV = "WOODS_THREADS"
 
 
+def configured_threads() -> int | None:
+    """WOODS_THREADS as a positive int, or None when unset or invalid."""
+    configured = os.environ.get(THREADS_ENV, "").strip()
+    return int(configured) if configured.isdigit() and int(configured) > 0 else None
+
+
 def embedding_threads() -> int:
     """Threads for torch / BLAS when embedding: WOODS_THREADS if set, else every CPU this process
     may use.
@@ -81,9 +87,9 @@ def embedding_threads() -> int:
     parsing it told the model to use 1 of 2 cores (measured: the model ran 1.44x slower inside
     `woods index` than alone on the same batches).
     """
-    configured = os.environ.get(THREADS_ENV, "").strip()
-    if configured.isdigit() and int(configured) > 0:
-        return int(configured)
+    configured = configured_threads()
+    if configured is not None:
+        return configured
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
