@@ -322,3 +322,33 @@ def test_a_killed_parse_worker_does_not_lose_the_run(tmp_path):
     assert killed, "no parse worker was seen"
     assert any("parse worker died" in w for w in summary.warnings)
     assert summary.files == indexing.PARALLEL_PARSE_MIN_FILES + 100
+
+
+def test_watch_reindexes_once_per_burst_of_changes(tmp_path):
+    from woods.watch import watch
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    runs: list[int] = []
+    changes: list[int] = []
+
+    def reindex() -> None:
+        summary, _provider = _index(root, store)
+        runs.append(summary.units)
+
+    thread = threading.Thread(
+        target=watch, args=(root, reindex),
+        kwargs={"max_file_bytes": 1_000_000, "on_change": changes.append, "poll_seconds": 0.05,
+                "debounce_seconds": 0.3, "max_cycles": 1},
+    )
+    thread.start()
+    time.sleep(0.2)
+    for i in range(3):  # a burst: three saves within the debounce window
+        (root / f"python_pkg/ledger/burst_{i}.py").write_text(f"def burst_{i}():\n    return {i}\n")
+        time.sleep(0.05)
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert changes == [3] and len(runs) == 1
+    with IndexStores.open(store) as stores:
+        assert {"ledger.burst_0.burst_0", "ledger.burst_2.burst_2"} <= stores.metadata.identifiers()
