@@ -213,3 +213,17 @@ def dedupe_dependencies(dependencies: Iterable[Dependency]) -> tuple[Dependency,
             seen.add(key)
             kept.append(dep)
     return tuple(kept)
+
+
+def file_span(source: bytes) -> tuple[int, int, str]:
+    """(1, last line, text) of a whole file: the span of a file-level module unit."""
+    lines = source.count(b"\n") + (0 if source.endswith(b"\n") else 1)
+    return 1, max(1, lines), source.decode("utf-8", "replace")
+
+
+def node_span(first: Node, last: Node, source: bytes) -> tuple[int, int, str]:
+    """(line_start, line_end, text) from the start of `first` to the end of `last` (1-based lines;
+    `first` may be a decorator or comment that belongs to the declaration `last` ends)."""
+    start = first.start_point[0] + 1
+    end = max(start, line_range(last)[1])
+    return start, end, source[first.start_byte : last.end_byte].decode("utf-8", "replace")

@@ -545,13 +545,10 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         if draft.type == "module":
-            start, end = 1, max(1, self.source.count(b"\n") + (0 if self.source.endswith(b"\n") else 1))
-            code = self.source.decode("utf-8", "replace")
+            start, end, code = base.file_span(self.source)
             draft.metadata["exports"] = sorted(self.local_exports)
         else:
-            start = draft.first.start_point[0] + 1
-            end = max(start, base.line_range(draft.last)[1])
-            code = self.source[draft.first.start_byte : draft.last.end_byte].decode("utf-8", "replace")
+            start, end, code = base.node_span(draft.first, draft.last, self.source)
             if draft.parent is not None and draft.parent.type == "module" and draft.qual in self.local_exports:
                 draft.metadata["exported"] = True
         deps = list(draft.deps) + [self._resolve(r, draft) for r in draft.refs]

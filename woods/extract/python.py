@@ -399,11 +399,9 @@ class _Extractor:
     def _freeze(self, draft: _Draft) -> Unit:
         deps = (self._resolve(ref, draft) for ref in draft.refs)
         if draft.type == "module":
-            start, end = 1, max(1, self.source.count(b"\n") + (0 if self.source.endswith(b"\n") else 1))
-            code = self.source.decode("utf-8", "replace")
+            start, end, code = base.file_span(self.source)
         else:
-            start, end = base.line_range(draft.node)
-            code = base.text(draft.node, self.source)
+            start, end, code = base.node_span(draft.node, draft.node, self.source)
         return Unit(
             identifier=draft.identifier,
             type=draft.type,

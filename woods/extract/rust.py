@@ -445,12 +445,9 @@ class _Extractor:
             if candidates:
                 deps.append(Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates)))
         if draft.type == "module" and draft.node.type == "source_file":
-            start, end = 1, max(1, self.source.count(b"\n") + (0 if self.source.endswith(b"\n") else 1))
-            code = self.source.decode("utf-8", "replace")
+            start, end, code = base.file_span(self.source)
         else:
-            start = draft.first.start_point[0] + 1
-            end = max(start, base.line_range(draft.node)[1])
-            code = self.source[draft.first.start_byte : draft.node.end_byte].decode("utf-8", "replace")
+            start, end, code = base.node_span(draft.first, draft.node, self.source)
         return Unit(
             identifier=draft.identifier,
             type=draft.type,
