@@ -352,3 +352,33 @@ def test_watch_reindexes_once_per_burst_of_changes(tmp_path):
     assert changes == [3] and len(runs) == 1
     with IndexStores.open(store) as stores:
         assert {"ledger.burst_0.burst_0", "ledger.burst_2.burst_2"} <= stores.metadata.identifiers()
+
+
+class LimitedCountingFake(CountingFake):
+    """Fake vectors with a 64-token input limit, counting tokenizer calls (a test double)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_input_tokens = 64
+        self.token_counts = 0
+
+    def count_tokens(self, text: str) -> int:
+        self.token_counts += 1
+        return len(text.split())
+
+
+def test_unchanged_units_reuse_their_chunk_plan_without_tokenizing(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    first = LimitedCountingFake()
+    index_repository(root, store, lambda: first)
+    assert first.token_counts > 100
+    edited = root / "python_pkg/ledger/models/entry.py"
+    edited.write_text(edited.read_text() + "\n\ndef appended_helper():\n    return 42\n")
+    second = LimitedCountingFake()
+    summary = index_repository(root, store, lambda: second)
+    assert 0 < second.token_counts < first.token_counts / 5
+    full_store = tmp_path / "full"
+    index_repository(root, full_store, LimitedCountingFake, full=True)
+    _assert_same(_state(store), _state(full_store))
+    assert summary.embedded == len(second.embedded) > 0

@@ -94,12 +94,17 @@ class IndexSummary:
 
 @dataclass(frozen=True, slots=True)
 class _PreparedText:
+    """One embedding text of a unit. `text` is None when the chunk plan was reused from the previous
+    generation: its vector is found by `text_sha256`, so the text itself is never needed."""
+
     key: str
     chunk_index: int
     chunk_type: str
     line_start: int
     line_end: int
-    text: str
+    text: str | None
+    text_sha256: str
+    plan_key: str
 
 
 def _timed(seconds: dict[str, float], name: str, started: float) -> None:
@@ -136,9 +141,31 @@ def _children_by_parent(units: Sequence[Unit]) -> dict[tuple[str, str], list[Uni
     return children
 
 
+# Bump when chunking changes what it produces for the same input: old plans are then not reused.
+CHUNK_PLAN_VERSION = 1
+
+
+def _plan_key(prefix: str, unit: Unit, kids: Sequence[Unit], limit: int | None) -> str:
+    """What a unit's chunks depend on: its header, source, members' spans, the input limit."""
+    spans = [(k.line_start, k.line_end, k.identifier) for k in kids]
+    material = json.dumps(
+        [CHUNK_PLAN_VERSION, unit.type, unit.language, unit.line_start, prefix, unit.source_code, spans, limit],
+        ensure_ascii=False,
+    )
+    return sha256_hex(material)
+
+
 def _prepare_texts(
-    keyed: Sequence[tuple[str, Unit]], provider: Any, chunk: bool, progress: Progress
+    keyed: Sequence[tuple[str, Unit]],
+    provider: Any,
+    chunk: bool,
+    progress: Progress,
+    plans: dict[str, list[tuple[int, str, int, int, str]]],
+    cached_vector: Callable[[str], bool],
 ) -> list[_PreparedText]:
+    """Every unit's embedding texts. A unit whose plan key (header, source, members, limit) is
+    in `plans` and whose chunk vectors all exist reuses that plan without tokenizing anything:
+    chunking (tokenizer calls) was 80 % of a 1-file re-index of the standard library."""
     from woods.embedding.text import bounded_prefix, embedding_text, unit_embedding_prefix
 
     children = _children_by_parent([u for _k, u in keyed])
@@ -149,15 +176,23 @@ def _prepare_texts(
         if not chunk:
             text = embedding_text(unit_embedding_prefix(unit), unit.source_code)
             if text.strip():
-                prepared.append(_PreparedText(key, 0, "whole", unit.line_start, unit.line_end, text))
+                prepared.append(
+                    _PreparedText(key, 0, "whole", unit.line_start, unit.line_end, text, sha256_hex(text), "")
+                )
+            continue
+        kids = children.get((unit.identifier, unit.file_path), [])
+        plan_key = _plan_key(unit_embedding_prefix(unit), unit, kids, limit)
+        plan = plans.get(plan_key)
+        if plan is not None and all(cached_vector(row[4]) for row in plan):
+            prepared.extend(_PreparedText(key, *row[:4], None, row[4], plan_key) for row in plan)
             continue
         from woods.chunking import chunk_unit
 
-        kids = children.get((unit.identifier, unit.file_path), [])
         prefix = bounded_prefix(unit, provider.count_tokens, limit)
         for piece in chunk_unit(unit, provider.count_tokens, limit, kids, prefix=prefix):
             prepared.append(
-                _PreparedText(key, piece.index, piece.chunk_type, piece.line_start, piece.line_end, piece.text)
+                _PreparedText(key, piece.index, piece.chunk_type, piece.line_start, piece.line_end, piece.text,
+                              sha256_hex(piece.text), plan_key)
             )
     return prepared
 
@@ -167,6 +202,8 @@ class _VectorCache:
 
     def __init__(self, store_dir: Path | None, embedder: dict[str, Any]) -> None:
         self._by_hash: dict[str, np.ndarray] = {}
+        # plan key → [(chunk_index, chunk_type, line_start, line_end, text_sha256)] in index order
+        self.plans: dict[str, list[tuple[int, str, int, int, str]]] = {}
         if store_dir is None:  # --full: embed everything again
             return
         try:
@@ -182,13 +219,21 @@ class _VectorCache:
             matrix = stores.vectors.vectors_for([r.vector_id for r in rows])
             for row, vector in zip(rows, matrix, strict=True):
                 self._by_hash.setdefault(row.text_sha256, vector)
+            for row in sorted(rows, key=lambda r: (r.plan_key, r.unit_key, r.chunk_index)):
+                if row.plan_key:
+                    plan = self.plans.setdefault(row.plan_key, [])
+                    if not plan or plan[-1][0] < row.chunk_index:  # one plan per key (first unit)
+                        plan.append((row.chunk_index, row.chunk_type, row.line_start, row.line_end, row.text_sha256))
         except Exception:
-            self._by_hash = {}
+            self._by_hash, self.plans = {}, {}
         finally:
             stores.close()
 
     def get(self, text_hash: str) -> np.ndarray | None:
         return self._by_hash.get(text_hash)
+
+    def has(self, text_hash: str) -> bool:
+        return text_hash in self._by_hash
 
 
 def embedder_description(provider: Any) -> dict[str, Any]:
@@ -301,13 +346,13 @@ def _write_generation(
     # Embedding texts, then vectors (reused from the previous generation where the text is unchanged).
     embedder = embedder_description(provider)
     started = time.perf_counter()
+    cache = _VectorCache(store_dir if reuse_vectors else None, embedder)
     progress.phase("chunk", len(keyed))
-    texts = _prepare_texts(keyed, provider, chunk, progress)
+    texts = _prepare_texts(keyed, provider, chunk, progress, cache.plans, cache.has)
     _timed(summary.seconds, "chunk", started)
 
     started = time.perf_counter()
-    cache = _VectorCache(store_dir if reuse_vectors else None, embedder)
-    hashes = [sha256_hex(t.text) for t in texts]
+    hashes = [t.text_sha256 for t in texts]
     vectors = np.zeros((len(texts), int(provider.dimension)), dtype=np.float32)
     missing: dict[str, list[int]] = defaultdict(list)
     for i, text_hash in enumerate(hashes):
@@ -317,7 +362,7 @@ def _write_generation(
         else:
             missing[text_hash].append(i)
     summary.reused_vectors = len(texts) - sum(len(v) for v in missing.values())
-    order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text), h))
+    order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text or ""), h))
     progress.phase("embed", len(order))
     crash_test_pause("embed")
     model = provider
@@ -361,7 +406,7 @@ def _write_generation(
             embedding_id = f"{prepared.key}#chunk_{prepared.chunk_index}" if multi else prepared.key
             writer.add_chunk(
                 ChunkRow(embedding_id, vector_id, prepared.key, prepared.chunk_index, prepared.chunk_type,
-                         prepared.line_start, prepared.line_end, text_hash)
+                         prepared.line_start, prepared.line_end, text_hash, prepared.plan_key)
             )
         writer.add_edges((e.source_key, e.source, e.target, e.target_key, e.via, e.ordinal) for e in edges)
         counts = {

@@ -73,7 +73,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     chunk_type TEXT NOT NULL,
     line_start INTEGER NOT NULL,
     line_end INTEGER NOT NULL,
-    text_sha256 TEXT NOT NULL
+    text_sha256 TEXT NOT NULL,
+    plan_key TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS chunks_unit ON chunks(unit_key);
 CREATE TABLE IF NOT EXISTS edges (
@@ -170,6 +171,7 @@ class ChunkRow:
     line_start: int
     line_end: int
     text_sha256: str
+    plan_key: str = ""  # what the unit's chunking depended on (indexing reuses plans by it)
 
 
 class SQLiteMetadataStore:
@@ -368,7 +370,7 @@ class SQLiteMetadataStore:
     def chunks(self) -> list[ChunkRow]:
         rows = self._conn.execute(
             "SELECT embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, line_end, "
-            "text_sha256 FROM chunks ORDER BY vector_id"
+            "text_sha256, plan_key FROM chunks ORDER BY vector_id"
         )
         return [ChunkRow(*r) for r in rows]
 
@@ -483,7 +485,7 @@ class MetadataWriter:
     def add_chunk(self, row: ChunkRow) -> None:
         self._conn.execute(
             "INSERT INTO chunks(embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, "
-            "line_end, text_sha256) VALUES (?,?,?,?,?,?,?,?)",
+            "line_end, text_sha256, plan_key) VALUES (?,?,?,?,?,?,?,?,?)",
             (
                 row.embedding_id,
                 row.vector_id,
@@ -493,6 +495,7 @@ class MetadataWriter:
                 row.line_start,
                 row.line_end,
                 row.text_sha256,
+                row.plan_key,
             ),
         )
 
