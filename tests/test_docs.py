@@ -215,9 +215,12 @@ def test_cli_md_states_the_exit_codes_of_the_errors() -> None:
 
 
 def test_cli_md_json_examples_carry_the_current_schema_version() -> None:
+    """Top-level `schema_version` is the JSON output's; the one nested in a manifest is the index's."""
     text = CLI_MD.read_text(encoding="utf-8")
-    versions = {int(v) for v in re.findall(r'"schema_version": (\d+)', text)}
-    assert versions == {cli.JSON_SCHEMA_VERSION}
+    output = {int(v) for v in re.findall(r'^(?:\{| {2})"schema_version": (\d+)', text, re.MULTILINE)}
+    index = {int(v) for v in re.findall(r'^ {4}"schema_version": (\d+)', text, re.MULTILINE)}
+    assert output == {cli.JSON_SCHEMA_VERSION}
+    assert index == {layout.SCHEMA_VERSION}
 
 
 # -- links -------------------------------------------------------------------------------------------

@@ -34,7 +34,10 @@ from typing import Any
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
 
-SCHEMA_VERSION = 1
+# Bump on every change to the on-disk layout or the SQLite schema: an index of another version is
+# refused with "run `woods index --full`" instead of failing later on a missing column.
+# 2: units.name, units.pagerank_percentile, chunks.plan_key, the extractions table.
+SCHEMA_VERSION = 2
 STORE_DIRNAME = ".woods"
 CURRENT_FILE = "CURRENT"
 GENERATIONS_DIR = "generations"

@@ -22,8 +22,6 @@ from typing import Any
 
 from woods.store.base import Record, field_haystack, record_haystack
 
-SCHEMA_VERSION = 1
-
 # SQLite limits host parameters per statement (32766 since 3.32); stay far below it.
 _BATCH = 900
 
