@@ -91,6 +91,8 @@ class BenchRecordView:
     """
 
     HIDDEN_FIELD = "dependents"
+    # The store's in-SQL matched-field search sees `dependents`; keep the executor on `search`.
+    keyword_fields = None
 
     def __init__(self, store: Any) -> None:
         self._store = store

@@ -20,7 +20,7 @@ import numpy as np
 
 from woods.retrieval.candidates import Candidate, Classification, ExecutionResult, InvalidOptionError
 from woods.retrieval.classifier import STOP_WORDS, select_strategy
-from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
+from woods.store.base import UNSEARCHED_FIELDS, GraphStore, MetadataStore, Record, VectorStore
 from woods.store.identity import public_identifier, strip_chunk
 
 DEFAULT_LIMIT = 20  # Ruby executor default; the retriever never passes another limit.
@@ -45,7 +45,9 @@ GRAPH_SUFFIX_SEEDS = 3  # an unqualified term matches at most 3 namespaced suffi
 # keyword score stays in (0, 1].
 KEYWORD_FIELD_SCORE = 0.25
 KEYWORD_SCORE_CAP = 1.0
-KEYWORD_MATCH_SKIPPED_FIELDS = frozenset({"id", "updated_at"})  # store bookkeeping, never a match
+# Store bookkeeping and positional fields never count as a match: Ruby skips id/updated_at, and its
+# records have no language/line fields (the same set the whole-record haystack leaves out).
+KEYWORD_MATCH_SKIPPED_FIELDS = UNSEARCHED_FIELDS
 
 DIRECT_SCORE = 1.0
 
@@ -209,6 +211,8 @@ class SearchExecutor:
         number of matched fields; ordered by (−score, key)."""
         if not keywords:
             return []
+        if callable(getattr(self._metadata, "keyword_fields", None)):
+            return self._keyword_in_store(keywords, limit)
         merged: dict[str, tuple[Record, list[str]]] = {}
         for keyword in keywords:
             for record in self._metadata.search(keyword):
@@ -231,6 +235,21 @@ class SearchExecutor:
         ]
         candidates.sort(key=lambda c: (-c.score, c.identifier))
         return candidates[:limit]
+
+    def _keyword_in_store(self, keywords: Sequence[str], limit: int) -> list[Candidate]:
+        """The same scoring with matched fields computed by the store; only the kept candidates'
+        records are read."""
+        merged: dict[str, list[str]] = {}
+        for keyword in keywords:
+            for key, fields in self._metadata.keyword_fields(keyword):
+                known = merged.setdefault(key, [])
+                known.extend(f for f in fields if f not in known and f not in KEYWORD_MATCH_SKIPPED_FIELDS)
+        ranked = sorted(merged.items(), key=lambda item: (-keyword_match_score(item[1]), item[0]))[:limit]
+        records = self._metadata.find_batch([key for key, _fields in ranked])
+        return [
+            Candidate(key, keyword_match_score(fields), "keyword", records.get(key, {}), tuple(fields) if fields else None)
+            for key, fields in ranked
+        ]
 
     # -- graph -----------------------------------------------------------------------------
     def graph(self, query: str, limit: int) -> list[Candidate]:

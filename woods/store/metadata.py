@@ -282,6 +282,25 @@ class SQLiteMetadataStore:
                     break
         return results
 
+    # For each unit whose haystack contains the keyword, the top-level fields whose text contains
+    # it, in record order — computed inside SQLite over the lowercased haystack (json_each), so a
+    # keyword matching thousands of units decodes no record in Python. Booleans read as Ruby's
+    # `to_s` ("true"/"false"); null never matches; containers match on their JSON text.
+    _KEYWORD_FIELDS_SQL = (
+        "SELECT u.key, (SELECT group_concat(j.key, char(31)) FROM json_each(u.haystack) j "
+        "WHERE instr(CASE j.type WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE j.value END, ?1) > 0) "
+        "FROM units u WHERE instr(u.haystack, ?1) > 0 ORDER BY u.rowid"
+    )
+
+    def keyword_fields(self, keyword: str) -> list[tuple[str, list[str]]]:
+        """(key, matched top-level fields) of every unit `search(keyword)` returns, same order.
+
+        Equivalent to `search` + a field-by-field substring check, without decoding records
+        (the keyword strategy on a 70k-unit index spent ~1.2 s per keyword decoding them)."""
+        needle = keyword.lower()
+        rows = self._conn.execute(self._KEYWORD_FIELDS_SQL, (needle,))
+        return [(r[0], r[1].split("\x1f") if r[1] else []) for r in rows]
+
     def fts(self, text: str, limit: int) -> list[tuple[str, float]]:
         """FTS5 BM25 over identifier, its parts, path, signature, docstring and source.
 
