@@ -1,0 +1,657 @@
+"""Query bench: warm latency per retrieval strategy, next to the raw stores, resolve, MCP and a cold CLI.
+
+Why: "is a query fast" depends on where it is asked. The same fixed query set, built from the
+index itself, is timed in one run through every layer a caller can use — the in-process
+`Retriever` per strategy (vector, keyword, graph, direct, hybrid, lexical, auto), the raw stores
+underneath (one FTS5 BM25 query, one FAISS search with a precomputed vector, the query encoder
+alone), `resolve` (cold with its name-index build, then warm), the `woods.Index` API, the MCP
+server over stdio, and a cold `python -m woods search` — so every ratio compares numbers taken
+under the same load on the same index.
+
+    HF_HUB_OFFLINE=1 /tmp/venv/bin/python bench/query_bench.py --repo /tmp/bench/stdlib \
+        --store /tmp/bench/stdlib-index [--embedder minilm|fake] [--queries 50] [--json]
+
+`--store` is reused when it holds an index (its embedder must match `--embedder`), else built
+from `--repo` first. "Warm" means the process is warm (stores open, encoder loaded, lazy indexes
+built by a separate warm-up set) but every timed query is asked for the first time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+# The bench runs from a checkout (woods need not be installed): make the package importable.
+for _path in (str(BENCH_DIR), str(REPO_ROOT)):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from _common import format_table, latency_summary, peak_rss_mib, percentile, run_child  # noqa: E402
+
+BENCH_SCHEMA_VERSION = 1
+DEFAULT_STORES = {"minilm": Path("/tmp/bench/stdlib-index"), "fake": Path("/tmp/bench/stdlib-index-fake"),
+                  "shaped": Path("/tmp/bench/stdlib-index-shaped")}
+DEFAULT_REPO = Path("/tmp/bench/stdlib")
+# Fixed seed: the same index always yields the same query set, so runs are comparable.
+QUERY_SEED = 20261130
+# The warm-up set comes from another seed: timed queries are never repeats of warm-up ones.
+WARMUP_SEED = 7
+# 50 queries (10 per kind) gives the MCP comparison its >= 50 calls and a p95 from real samples.
+DEFAULT_QUERIES = 50
+# Strategies timed through the Retriever; None is "auto" (the classifier picks).
+STRATEGIES: tuple[str | None, ...] = ("vector", "keyword", "graph", "direct", "hybrid", "lexical", None)
+QUERY_KINDS = ("identifier", "description", "path", "who_calls", "all")
+# What the CLI and the API ask for by default.
+SEARCH_LIMIT = 10
+# What the retriever fetches from each store for limit 10 (the raw-store baselines use the same).
+RAW_QUERY_LIMIT = 20
+# Cold runs: each is a fresh interpreter; 5 gives a usable p50 and an honest p95 cheaply.
+DEFAULT_COLD_RUNS = 5
+# Cold resolve samples (each clears the name-index cache and rebuilds it).
+COLD_RESOLVE_RUNS = 5
+# Test modules dominate the stdlib by count; queries drawn from them would not look like real use.
+_TEST_PATH = re.compile(r"(^|/)(tests?|idle_test)(/|$)|(^|/)test_[^/]*\.py$")
+_WORD = re.compile(r"[A-Za-z][A-Za-z']+")
+# Description queries keep this many words of a docstring's first sentence (a typed question's size).
+DESCRIPTION_WORDS = (4, 12)
+# A first call slower than this is reported as a cold cost rather than mixed into warm numbers.
+MCP_TIMEOUT_SECONDS = 300
+
+
+def loadavg() -> list[float]:
+    return [round(v, 2) for v in os.getloadavg()]
+
+
+_STARTED = time.perf_counter()
+
+
+def note(message: str) -> None:
+    """Progress on stderr (a full run takes minutes on a busy machine)."""
+    sys.stderr.write(f"query_bench [{time.perf_counter() - _STARTED:7.1f}s load {loadavg()[0]}]: {message}\n")
+    sys.stderr.flush()
+
+
+def source_state() -> dict[str, Any]:
+    """The woods commit measured and any uncommitted files under woods/ (numbers depend on both)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    dirty = [line[3:] for line in git("status", "--porcelain", "--", "woods").splitlines() if line]
+    return {"commit": git("rev-parse", "HEAD") or None, "dirty_woods_files": sorted(dirty)}
+
+
+def _short(identifier: str) -> str:
+    return re.split(r"::|[#.]", identifier)[-1]
+
+
+def _docstring_words(record: dict[str, Any]) -> str | None:
+    doc = record.get("docstring")
+    if not isinstance(doc, str) or not doc.strip():
+        return None
+    first = re.split(r"(?<=[.!?])\s|\n\s*\n", doc.strip(), maxsplit=1)[0]
+    words = _WORD.findall(first)
+    if len(words) < DESCRIPTION_WORDS[0]:
+        return None
+    return " ".join(words[: DESCRIPTION_WORDS[1]]).lower()
+
+
+def _name_words(record: dict[str, Any]) -> str | None:
+    """A description from a member's own name and its owner's, for code without docstrings
+    (`Issue#visible_custom_field_values` → "visible custom field values of issue")."""
+    parts = re.split(r"::|[#.]", str(record.get("identifier") or ""))
+    words = [w.lower() for part in parts[-2:] for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", part)]
+    if len(words) < 3:
+        return None
+    owner = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", parts[-2])] if len(parts) > 1 else []
+    own = words[len(owner):]
+    return " ".join(own + (["of", *owner] if owner else []))
+
+
+def _dependents(record: dict[str, Any], via: str | None = None) -> list[str]:
+    """Identifiers of units depending on `record` (the extractor's back-links), optionally by edge kind."""
+    value = record.get("dependents") or []
+    out = []
+    for item in value if isinstance(value, list) else []:
+        if isinstance(item, dict) and item.get("identifier") and (via is None or item.get("via") in (None, via)):
+            out.append(str(item["identifier"]))
+    return out
+
+
+class QueryPool:
+    """Candidate material for every query kind, drawn once from the index in a deterministic order."""
+
+    def __init__(self, records: Sequence[dict[str, Any]], files: Sequence[str]) -> None:
+        real = sorted(
+            (r for r in records if not _TEST_PATH.search(str(r.get("file_path") or ""))),
+            key=lambda r: (str(r.get("identifier")), str(r.get("type")), str(r.get("file_path"))),
+        )
+        self.named = [r for r in real if r.get("type") in ("class", "function")]
+        self.members = [r for r in real if r.get("type") in ("function", "method")]
+        self.described = [(r, d) for r in real if (d := _docstring_words(r))] or [
+            (r, d) for r in self.members if (d := _name_words(r))
+        ]
+        self.called = [r for r in self.members if len(_dependents(r)) >= 2]
+        self.classes = [r for r in real if r.get("type") == "class"]
+        self.subclassed = [r for r in self.classes if len(_dependents(r)) >= 2]
+        self.files = sorted(f for f in files if not _TEST_PATH.search(f))
+        self.packages = sorted({f.split("/", 1)[0] for f in self.files if "/" in f})
+
+    def query(self, kind: str, rng: random.Random, ordinal: int) -> str:
+        if kind == "identifier":
+            record = rng.choice(self.named)
+            # Alternate the qualified identifier and the bare name people type.
+            return str(record["identifier"]) if ordinal % 2 == 0 else _short(str(record["identifier"]))
+        if kind == "description":
+            return rng.choice(self.described)[1]
+        if kind == "path":
+            return rng.choice(self.files)
+        if kind == "who_calls":
+            return f"who calls {_short(str(rng.choice(self.called or self.members)['identifier']))}"
+        if kind == "all":
+            if ordinal % 2 == 0 and self.subclassed:
+                return f"all subclasses of {_short(str(rng.choice(self.subclassed)['identifier']))}"
+            package = rng.choice(self.packages) if self.packages else "the"
+            unit_type = ("classes", "functions")[(ordinal // 2) % 2]
+            return f"all {unit_type} in the {package} package"
+        raise ValueError(kind)
+
+    def ref(self, rng: random.Random, ordinal: int) -> str:
+        """A reference of the kinds `resolve` sees: bare name, Class.member, full id, path:line, loose case."""
+        form = ordinal % 5
+        if form == 0:
+            return _short(str(rng.choice(self.named)["identifier"]))
+        if form == 1:
+            record = rng.choice(self.members)
+            parts = re.split(r"::|[#.]", str(record["identifier"]))
+            return ".".join(parts[-2:])
+        if form == 2:
+            return str(rng.choice(self.named)["identifier"])
+        if form == 3:
+            record = rng.choice(self.members)
+            line = int(record.get("line_start") or 1)
+            return f"{record['file_path']}:{line + 1}"
+        name = _short(str(rng.choice(self.named)["identifier"]))
+        # snake_case ↔ CamelCase: what the normalised stage is for.
+        if "_" in name.strip("_"):
+            return "".join(part.capitalize() for part in name.split("_") if part)
+        return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def build_query_set(pool: QueryPool, count: int, seed: int) -> list[dict[str, str]]:
+    rng = random.Random(seed)
+    queries = []
+    for i in range(count):
+        kind = QUERY_KINDS[i % len(QUERY_KINDS)]
+        queries.append({"kind": kind, "query": pool.query(kind, rng, i // len(QUERY_KINDS))})
+    return queries
+
+
+def build_name_refs(pool: QueryPool, count: int, seed: int) -> list[str]:
+    """Bare and loosely spelled names: refs that only the name index can answer (cold resolve)."""
+    rng = random.Random(seed)
+    return [pool.ref(rng, 0 if i % 2 == 0 else 4) for i in range(count)]
+
+
+def build_ref_set(pool: QueryPool, count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [pool.ref(rng, i) for i in range(count)]
+
+
+# -- the index -----------------------------------------------------------------------------------
+
+EMBEDDERS = ("minilm", "fake", "shaped")
+# Marks the synthetic-vector variant in its fingerprint, so a real MiniLM run never reuses its vectors.
+SHAPED_FINGERPRINT_SUFFIX = ":synthetic-vectors"
+
+
+def index_provider_for(name: str) -> Any:
+    """The provider `name` indexes with. Beyond woods' own minilm and fake: `shaped`.
+
+    `shaped` is MiniLM for everything but the model: the real tokenizer, token limit, chunking,
+    name and dimension (so queries use the numpy MiniLM encoder and the index has the real chunk
+    count), with deterministic synthetic unit vectors instead of the model's output. It measures
+    every cost of a MiniLM index except the model's compute — which, on 2 cores, is hours for the
+    stdlib — and says nothing about relevance. Its fingerprint differs from the real model's.
+    """
+    if name != "shaped":
+        from woods.embedding.select import index_provider
+
+        return index_provider(name)
+    import hashlib
+
+    import numpy as np
+
+    from woods.embedding.sentence import SentenceTransformerProvider
+
+    class ShapedMiniLMProvider(SentenceTransformerProvider):
+        @property
+        def weights_fingerprint(self) -> str:
+            return str(super().weights_fingerprint) + SHAPED_FINGERPRINT_SUFFIX
+
+        def _encode(self, texts: list[str]) -> Any:
+            rows = np.empty((len(texts), self.dimension), dtype=np.float32)
+            for i, text in enumerate(texts):
+                seed = int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+                row = np.random.default_rng(seed).standard_normal(self.dimension).astype(np.float32)
+                rows[i] = row / np.linalg.norm(row)
+            return rows
+
+    return ShapedMiniLMProvider()
+
+
+def skip_overlong_units() -> list[str]:
+    """Stopgap for a woods bug: a unit whose embedding prefix alone exceeds the model's token limit
+    makes `woods.chunking.chunk_unit` raise InputTooLongError, which aborts the whole index (the
+    stdlib has such units: long qualified dependency lists). After this call such a unit is indexed
+    without vectors; the returned list collects their identifiers. Benches that use it say so."""
+    import woods.chunking as chunking
+    from woods.embedding.provider import InputTooLongError
+
+    original = chunking.chunk_unit
+    skipped: list[str] = []
+
+    def chunk_unit(unit: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(unit, *args, **kwargs)
+        except InputTooLongError:
+            skipped.append(unit.identifier)
+            return []
+
+    chunking.chunk_unit = chunk_unit
+    return skipped
+
+
+def embedder_matches(embedder: dict[str, Any], wanted: str) -> bool:
+    name = str(embedder.get("name", "")).lower()
+    synthetic = SHAPED_FINGERPRINT_SUFFIX in str(embedder.get("fingerprint", ""))
+    if wanted == "fake":
+        return "fake" in name
+    return "minilm" in name and synthetic == (wanted == "shaped")
+
+
+def ensure_index(repo: Path, store: Path, embedder: str, skip_overlong: bool = False) -> dict[str, Any]:
+    """Open `store` if it holds an index, else build it from `repo`; describe what was used."""
+    from woods.store.index import IndexStores
+
+    built: dict[str, Any] | None = None
+    if not (store / "CURRENT").exists():
+        from woods.indexing import index_repository
+
+        sys.stderr.write(f"query_bench: no index at {store}; building it from {repo} ({embedder}) …\n")
+        skipped = skip_overlong_units() if skip_overlong else None
+        started = time.perf_counter()
+        summary = index_repository(repo, store, lambda: index_provider_for(embedder))
+        built = {"wall_seconds": round(time.perf_counter() - started, 1), "phase_seconds": summary.seconds,
+                 "loadavg_after": loadavg(), "skipped_overlong_units": skipped}
+    with IndexStores.open(store) as stores:
+        if not embedder_matches(stores.manifest.embedder, embedder):
+            raise SystemExit(f"query_bench: {store} was embedded with {stores.manifest.embedder}, not {embedder}; "
+                             "pass another --store")
+        return {
+            "store": str(store),
+            "generation": stores.generation.name,
+            "embedder": stores.manifest.embedder,
+            "counts": stores.manifest.counts,
+            "created_at": stores.manifest.data.get("created_at"),
+            "built_by_this_run": built,
+        }
+
+
+# -- timing helpers ------------------------------------------------------------------------------
+
+
+def timed(call: Callable[[], Any]) -> tuple[float, Any, str | None]:
+    started = time.perf_counter()
+    try:
+        value = call()
+        error = None
+    except Exception as exc:  # a failing query is reported, never fatal to the bench
+        value, error = None, f"{type(exc).__name__}: {exc}"
+    return time.perf_counter() - started, value, error
+
+
+def measure(calls: Sequence[Callable[[], Any]]) -> tuple[dict[str, Any], list[Any]]:
+    seconds, values, errors = [], [], []
+    for call in calls:
+        elapsed, value, error = timed(call)
+        seconds.append(elapsed)
+        values.append(value)
+        if error:
+            errors.append(error)
+    summary = latency_summary(seconds)
+    summary["seconds"] = [round(s, 5) for s in seconds]  # per call, in query order (kept in the JSON)
+    summary["errors"] = len(errors)
+    if errors:
+        summary["error_examples"] = sorted(set(errors))[:3]
+    return summary, values
+
+
+def by_kind_p50(queries: list[dict[str, str]], seconds: list[float]) -> dict[str, float | None]:
+    kinds: dict[str, list[float]] = {}
+    for query, elapsed in zip(queries, seconds, strict=True):
+        kinds.setdefault(query["kind"], []).append(elapsed)
+    return {kind: round((percentile(values, 50) or 0) * 1000, 1) for kind, values in kinds.items()}
+
+
+# -- in-process measurements ---------------------------------------------------------------------
+
+
+def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[dict[str, str]],
+                     refs: list[str], warm_refs: list[str], cold_refs: list[str],
+                     strategy_list: Sequence[str | None] = STRATEGIES) -> dict[str, Any]:
+    import woods.resolve as resolve_module
+    from woods.embedding.select import query_embedder
+    from woods.retrieval.retriever import Retriever
+    from woods.store.index import IndexStores
+
+    out: dict[str, Any] = {"loadavg_start": loadavg()}
+    texts = [q["query"] for q in queries]
+    with IndexStores.open(store) as stores:
+        started = time.perf_counter()
+        embedder = query_embedder(stores.manifest.embedder)
+        out["encoder"] = {"class": type(embedder).__name__, "load_seconds": round(time.perf_counter() - started, 3)}
+        started = time.perf_counter()
+        _ = stores.vectors.count()
+        out["faiss_open_seconds"] = round(time.perf_counter() - started, 3)
+        retriever = Retriever(stores, lambda: embedder)
+
+        strategies: dict[str, Any] = {}
+        for strategy in strategy_list:
+            label = strategy or "auto"
+            note(f"retrieve --strategy {label}")
+            first, _, first_error = timed(lambda s=strategy: retriever.retrieve(warmup[0]["query"], strategy=s))
+            for item in warmup[1:]:
+                timed(lambda s=strategy, q=item["query"]: retriever.retrieve(q, strategy=s))
+            summary, results = measure([lambda s=strategy, q=q: retriever.retrieve(q, strategy=s) for q in texts])
+            summary["first_call_ms"] = round(first * 1000, 1)
+            if first_error:
+                summary["first_call_error"] = first_error
+            summary["empty_results"] = sum(1 for r in results if r is not None and not r.candidates)
+            if strategy is None:
+                summary["picked"] = dict(sorted(Counter(r.strategy for r in results if r is not None).items()))
+            summary["by_kind_p50_ms"] = by_kind_p50(queries, summary["seconds"])
+            strategies[label] = summary
+        out["retriever"] = strategies
+
+        note("raw FTS5, query embedding, raw FAISS, resolve")
+        # Raw stores on the same queries, after their own warm-up.
+        for item in warmup:
+            stores.metadata.fts(item["query"], RAW_QUERY_LIMIT)
+        out["raw_fts5"], _ = measure([lambda q=q: stores.metadata.fts(q, RAW_QUERY_LIMIT) for q in texts])
+        for item in warmup:
+            embedder.embed(item["query"])
+        out["query_embed"], vectors = measure([lambda q=q: embedder.embed(q) for q in texts])
+        vectors = [v for v in vectors if v is not None]
+        for vector in vectors[:3]:
+            stores.vectors.search(vector, RAW_QUERY_LIMIT)
+        out["raw_faiss"], _ = measure([lambda v=v: stores.vectors.search(v, RAW_QUERY_LIMIT) for v in vectors])
+
+        # resolve: cold = the name-index cache cleared (so the call builds it), warm = cached.
+        searcher = resolve_module.make_searcher(stores, lambda: embedder)
+        cold, builds, built_inside = [], [], 0
+        for ref in cold_refs:
+            resolve_module._CACHE.clear()
+            elapsed, _, _ = timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher))
+            cold.append(elapsed)
+            built_inside += bool(resolve_module._CACHE)  # the call itself needed (and built) the name index
+            builds.append(resolve_module.name_index_for(stores).build_seconds)
+        out["resolve_cold"] = latency_summary(cold)
+        out["resolve_cold"]["refs"] = cold_refs
+        out["resolve_cold"]["built_name_index_inside_call"] = built_inside
+        out["resolve_cold"]["name_index_build_ms_p50"] = round((percentile(builds, 50) or 0) * 1000, 1)
+        for ref in warm_refs:
+            timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher))
+        out["resolve_warm"], outcomes = measure(
+            [lambda r=r: resolve_module.resolve(stores, r, searcher=searcher) for r in refs]
+        )
+        out["resolve_warm"]["statuses"] = dict(sorted(Counter(str(o.status) for o in outcomes if o).items()))
+        out["resolve_warm"]["methods"] = dict(sorted(Counter(str(o.method) for o in outcomes if o).items()))
+    out["loadavg_end"] = loadavg()
+    return out
+
+
+def bench_api(store: Path, queries: list[dict[str, str]], warmup: list[dict[str, str]],
+              refs: list[str], warm_refs: list[str]) -> dict[str, Any]:
+    """`woods.Index` (what the MCP server wraps): search and resolve, same calls as the MCP leg."""
+    from woods.api import Index
+
+    out: dict[str, Any] = {"loadavg_start": loadavg()}
+    started = time.perf_counter()
+    with Index.open(store=store) as index:
+        out["open_ms"] = round((time.perf_counter() - started) * 1000, 1)
+        first, _, _ = timed(lambda: index.search(warmup[0]["query"], limit=SEARCH_LIMIT))
+        out["first_search_ms"] = round(first * 1000, 1)
+        for item in warmup[1:]:
+            timed(lambda q=item["query"]: index.search(q, limit=SEARCH_LIMIT))
+        for ref in warm_refs:
+            timed(lambda r=ref: index.resolve(r))
+        out["search"], _ = measure([lambda q=q["query"]: index.search(q, limit=SEARCH_LIMIT) for q in queries])
+        out["resolve"], _ = measure([lambda r=r: index.resolve(r) for r in refs])
+    out["loadavg_end"] = loadavg()
+    return out
+
+
+# -- MCP over stdio ------------------------------------------------------------------------------
+
+
+def bench_mcp(store: Path, queries: list[dict[str, str]], warmup: list[dict[str, str]],
+              refs: list[str], warm_refs: list[str]) -> dict[str, Any]:
+    """One `python -m woods.mcp_server --store DIR` for the whole leg, warmed, then timed call by call."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    env = {"PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1", "PATH": os.environ.get("PATH", "")}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "woods.mcp_server", "--store", str(store)],
+                                   env=env, cwd=str(REPO_ROOT))
+    out: dict[str, Any] = {"loadavg_start": loadavg()}
+
+    async def call(client: Any, tool: str, arguments: dict[str, Any]) -> tuple[float, bool]:
+        started = time.perf_counter()
+        result = await client.call_tool(tool, arguments)
+        return time.perf_counter() - started, bool(result.is_error)
+
+    async def run() -> None:
+        started = time.perf_counter()
+        with anyio.fail_after(MCP_TIMEOUT_SECONDS):
+            async with Client(params, read_timeout_seconds=MCP_TIMEOUT_SECONDS) as client:
+                out["connect_ms"] = round((time.perf_counter() - started) * 1000, 1)
+                first, _ = await call(client, "search", {"query": warmup[0]["query"], "limit": SEARCH_LIMIT})
+                out["first_search_ms"] = round(first * 1000, 1)
+                for item in warmup[1:]:
+                    await call(client, "search", {"query": item["query"], "limit": SEARCH_LIMIT})
+                for ref in warm_refs:
+                    await call(client, "resolve", {"ref": ref})
+                for tool, arguments in (
+                    ("search", [{"query": q["query"], "limit": SEARCH_LIMIT} for q in queries]),
+                    ("resolve", [{"ref": r} for r in refs]),
+                ):
+                    seconds, errors = [], 0
+                    for args in arguments:
+                        elapsed, is_error = await call(client, tool, args)
+                        seconds.append(elapsed)
+                        errors += is_error
+                    out[tool] = {**latency_summary(seconds), "errors": errors}
+
+    anyio.run(run)
+    out["loadavg_end"] = loadavg()
+    return out
+
+
+# -- cold CLI ------------------------------------------------------------------------------------
+
+
+def bench_cold_cli(store: Path, cases: dict[str, tuple[str, str]], runs: int) -> dict[str, Any]:
+    """`python -m woods search QUERY --store DIR --json [--strategy S]` in fresh processes."""
+    env = {"PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
+    out: dict[str, Any] = {"loadavg_start": loadavg()}
+    for label, (query, strategy) in cases.items():
+        argv = [sys.executable, "-m", "woods", "search", query, "--store", str(store), "--json", "--strategy", strategy]
+        seconds, rss, picked, errors = [], [], Counter(), []
+        for _ in range(runs):
+            child = run_child(argv, env=env, cwd=REPO_ROOT, timeout=120)
+            seconds.append(child.wall_seconds)
+            rss.append(child.peak_rss_mib)
+            if child.returncode != 0:
+                errors.append(child.stderr.strip()[-300:])
+                continue
+            try:
+                picked[json.loads(child.stdout).get("strategy")] += 1
+            except ValueError:
+                errors.append("stdout is not JSON")
+        out[label] = {**latency_summary(seconds), "query": query, "strategy": strategy,
+                      "picked": dict(picked), "peak_rss_mib": max(rss) if rss else None, "errors": errors}
+    out["loadavg_end"] = loadavg()
+    return out
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
+def _p(summary: dict[str, Any] | None) -> tuple[Any, Any]:
+    if not summary:
+        return None, None
+    return summary.get("p50_ms"), summary.get("p95_ms")
+
+
+def render(result: dict[str, Any]) -> str:
+    index = result["index"]
+    counts = index["counts"]
+    lines = [
+        f"index {index['store']} ({index['embedder'].get('name')}): {counts.get('files')} files, "
+        f"{counts.get('units')} units, {counts.get('chunks')} chunks; {len(result['queries'])} queries "
+        f"({', '.join(f'{k} {v}' for k, v in result['query_kinds'].items())}); loadavg {result['loadavg_start']} → "
+        f"{result['loadavg_end']}",
+    ]
+    built = index.get("built_by_this_run")
+    if built:
+        skipped = built.get("skipped_overlong_units")
+        lines.append(f"built by this run in {built['wall_seconds']} s"
+                     + (f"; {len(skipped)} units without vectors (--skip-overlong-units)" if skipped is not None else ""))
+    rows: list[list[Any]] = []
+    inproc = result["in_process"]
+    for label, summary in inproc["retriever"].items():
+        extra = f"first {summary['first_call_ms']} ms"
+        if summary.get("picked"):
+            extra += "; picked " + ", ".join(f"{k} {v}" for k, v in summary["picked"].items())
+        if summary.get("errors"):
+            extra += f"; {summary['errors']} errors"
+        rows.append([f"retrieve {label}", *_p(summary), summary["n"], extra])
+    rows.append(["raw FTS5 (metadata.fts)", *_p(inproc["raw_fts5"]), inproc["raw_fts5"]["n"], f"limit {RAW_QUERY_LIMIT}"])
+    rows.append(["raw FAISS (vectors.search)", *_p(inproc["raw_faiss"]), inproc["raw_faiss"]["n"],
+                 f"limit {RAW_QUERY_LIMIT}, precomputed vector"])
+    rows.append(["query embed (encoder alone)", *_p(inproc["query_embed"]), inproc["query_embed"]["n"],
+                 f"{inproc['encoder']['class']}, load {inproc['encoder']['load_seconds']} s"])
+    cold = inproc["resolve_cold"]
+    rows.append(["resolve cold (+name index)", *_p(cold), cold["n"], f"name index build p50 {cold['name_index_build_ms_p50']} ms"])
+    warm = inproc["resolve_warm"]
+    rows.append(["resolve warm", *_p(warm), warm["n"], ", ".join(f"{k} {v}" for k, v in warm["statuses"].items())])
+    api, mcp = result.get("api"), result.get("mcp")
+    for tool in ("search", "resolve"):
+        if api:
+            rows.append([f"woods.Index.{tool}", *_p(api[tool]), api[tool]["n"], "in-process API"])
+        if mcp and tool in mcp:
+            ratio = None
+            if api and api[tool]["p50_ms"]:
+                ratio = round(mcp[tool]["p50_ms"] / api[tool]["p50_ms"], 2)
+            rows.append([f"MCP {tool} (stdio round trip)", *_p(mcp[tool]), mcp[tool]["n"], f"p50 {ratio}x API"])
+    if mcp and "connect_ms" in mcp:
+        rows.append(["MCP connect + first search", mcp["connect_ms"], mcp["first_search_ms"], 1, "connect ms | first ms"])
+    for label, summary in (result.get("cold_cli") or {}).items():
+        if not isinstance(summary, dict):
+            continue
+        rows.append([f"cold CLI {label}", *_p(summary), summary["n"],
+                     f"--strategy {summary['strategy']}, RSS {summary['peak_rss_mib']} MiB"
+                     + (f", {len(summary['errors'])} errors" if summary["errors"] else "")])
+    lines.append(format_table(["measurement", "p50 ms", "p95 ms", "n", "notes"], rows))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, default=DEFAULT_REPO, help="Source tree (indexed when --store is empty).")
+    parser.add_argument("--store", type=Path, help="Index directory (default: per embedder under /tmp/bench).")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm",
+                        help="minilm, fake, or shaped (MiniLM tokenizer/chunking, synthetic vectors; see index_provider_for).")
+    parser.add_argument("--queries", type=int, default=DEFAULT_QUERIES, help="Timed queries (and resolve refs).")
+    parser.add_argument("--cold-runs", type=int, default=DEFAULT_COLD_RUNS)
+    parser.add_argument("--skip-overlong-units", action="store_true",
+                        help="When building: index units whose prefix alone is over the token limit without vectors.")
+    parser.add_argument("--strategies", help="Comma-separated subset of vector,keyword,graph,direct,hybrid,lexical,auto.")
+    parser.add_argument("--skip-mcp", action="store_true")
+    parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--json", action="store_true", help="Print the full JSON on stdout (the table on stderr).")
+    parser.add_argument("--out", type=Path, help="Also write the JSON here.")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    store = args.store or DEFAULT_STORES[args.embedder]
+
+    result: dict[str, Any] = {"schema": BENCH_SCHEMA_VERSION, "loadavg_start": loadavg(), "cpus": os.cpu_count(),
+                              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "source": source_state()}
+    result["index"] = ensure_index(args.repo, store, args.embedder, args.skip_overlong_units)
+
+    from woods.store.index import IndexStores
+
+    with IndexStores.open(store) as stores:
+        started = time.perf_counter()
+        pool = QueryPool(stores.metadata.all_records(), [row.path for row in stores.metadata.files()])
+        result["query_pool_seconds"] = round(time.perf_counter() - started, 2)
+    queries = build_query_set(pool, args.queries, QUERY_SEED)
+    warmup = build_query_set(pool, len(QUERY_KINDS), WARMUP_SEED)
+    refs = build_ref_set(pool, args.queries, QUERY_SEED)
+    warm_refs = build_ref_set(pool, 5, WARMUP_SEED)
+    cold_refs = build_name_refs(pool, COLD_RESOLVE_RUNS, WARMUP_SEED + 1)
+    result["queries"] = queries
+    result["query_kinds"] = dict(Counter(q["kind"] for q in queries))
+    result["refs"] = refs
+
+    strategy_list = [None if s == "auto" else s for s in args.strategies.split(",")] if args.strategies else STRATEGIES
+    result["in_process"] = bench_in_process(store, queries, warmup, refs, warm_refs, cold_refs, strategy_list)
+    note("woods.Index search/resolve")
+    result["api"] = bench_api(store, queries, warmup, refs, warm_refs)
+    if not args.skip_mcp:
+        note("MCP server search/resolve")
+        try:
+            result["mcp"] = bench_mcp(store, queries, warmup, refs, warm_refs)
+        except Exception as exc:  # report, keep the rest of the run
+            result["mcp"] = {"error": f"{type(exc).__name__}: {exc}"}
+    if not args.skip_cli:
+        note("cold CLI")
+        identifier = next(q["query"] for q in queries if q["kind"] == "identifier")
+        description = next(q["query"] for q in queries if q["kind"] == "description")
+        result["cold_cli"] = bench_cold_cli(store, {"keyword": (identifier, "keyword"), "vector": (description, "vector"),
+                                                    "auto identifier": (identifier, "auto")},
+                                            args.cold_runs)
+    result["peak_rss_mib"] = peak_rss_mib()
+    result["loadavg_end"] = loadavg()
+
+    table = render(result)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    if args.json:
+        sys.stderr.write(table + "\n")
+        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")
+    else:
+        sys.stdout.write(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
