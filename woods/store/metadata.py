@@ -220,13 +220,6 @@ class SQLiteMetadataStore:
         )
         return [self._record(r) for r in rows]
 
-    def find_by_identifier_nocase(self, identifier: str) -> list[Record]:
-        rows = self._conn.execute(
-            "SELECT key, data FROM units WHERE identifier = ? COLLATE NOCASE ORDER BY identifier, type, key",
-            (identifier,),
-        )
-        return [self._record(r) for r in rows]
-
     def find_by_name(self, name: str, limit: int = 50) -> list[Record]:
         """Records whose last identifier segment is `name`, ordered by (−pagerank, identifier, key)."""
         rows = self._conn.execute(
@@ -417,11 +410,6 @@ class SQLiteMetadataStore:
                 found[int(vid)] = (eid, key, ident, unit_type, file_path)
         return found
 
-    def vector_keys(self) -> dict[int, tuple[str, str]]:
-        """vector_id → (embedding_id, unit_key)."""
-        rows = self._conn.execute("SELECT vector_id, embedding_id, unit_key FROM chunks")
-        return {int(r[0]): (r[1], r[2]) for r in rows}
-
     def edges(self) -> list[tuple[str, str, str, str | None, str]]:
         """(source_key, source, target, target_key, via) in (source_key, ordinal) order."""
         rows = self._conn.execute(
@@ -432,10 +420,6 @@ class SQLiteMetadataStore:
     def edge_counts_by_via(self) -> dict[str, int]:
         rows = self._conn.execute("SELECT via, count(*) FROM edges GROUP BY via ORDER BY via")
         return {r[0]: int(r[1]) for r in rows}
-
-    def resolved_edge_count(self) -> int:
-        return int(self._conn.execute("SELECT count(*) FROM edges WHERE target_key IS NOT NULL").fetchone()[0])
-
 
 class MetadataWriter:
     """Writes a new generation's metadata database in one transaction-heavy pass.
