@@ -184,3 +184,17 @@ def _cell(value: Any) -> str:
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def emit_report(result: Any, table: str, out: Path | None, as_json: bool) -> None:
+    """The benches' output contract: the table on stdout (on stderr with --json, whose JSON goes to
+    stdout), and the JSON also written to `out` when given."""
+    text = json.dumps(result, indent=2, sort_keys=True, default=str) + "\n"
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    if as_json:
+        sys.stderr.write(table + "\n")
+        sys.stdout.write(text)
+    else:
+        sys.stdout.write(table + "\n")

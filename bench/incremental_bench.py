@@ -33,7 +33,7 @@ for _path in (str(BENCH_DIR), str(REPO_ROOT)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from _common import format_table, run_child  # noqa: E402
+from _common import emit_report, format_table, run_child  # noqa: E402
 
 BENCH_SCHEMA_VERSION = 1
 DEFAULT_REPO = Path("/tmp/bench/stdlib")
@@ -302,15 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["ratios"] = ratios(phases)
     result["loadavg_end"] = loadavg()
 
-    table = render(result)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
-    if args.json:
-        sys.stderr.write(table + "\n")
-        sys.stdout.write(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")
-    else:
-        sys.stdout.write(table + "\n")
+    emit_report(result, render(result), args.out, args.json)
     return 0
 
 
