@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -346,30 +346,45 @@ def _numbered(name: str, seen: dict[str, int]) -> str:
     return name if seen[name] == 1 else f"{name}@{seen[name]}"
 
 
-def controller_sections(lines: Sequence[str], spans: Sequence[MethodSpan]) -> Sections:
-    """ControllerChunker: `summary` (class line, filters, everything from `private` on) + one
-    `action_<name>` per public def. Unlike the gem, a repeated action name is numbered (`@2`)
-    instead of replacing the earlier body."""
-    summary: list[int] = []
-    actions: dict[str, list[int]] = {}
+_PRIVATE_DEF = "\0private"  # the key `_member_lines` gives lines of private methods
+
+
+def _member_lines(
+    lines: Sequence[str], spans: Sequence[MethodSpan], prefix: str, name_of: Callable[[str], str]
+) -> Iterator[tuple[int, str | None, bool]]:
+    """(line index, key, after a `private` marker) for every line. key: `<prefix><name>` (repeats
+    numbered `@2` …) for the lines of a public def, _PRIVATE_DEF for a private def's lines (or any
+    def after `private`), None outside defs. The shared walk of the controller and method chunkers."""
     seen: dict[str, int] = {}
     owner = _span_of_line(len(lines), spans)
     in_private = False
     key_of_span: dict[int, str] = {}
     for index, line in enumerate(lines):
         number = owner[index]
-        if number >= 0:
-            span = spans[number]
-            if in_private or span.private_def:
-                summary.append(index)
-                continue
-            if number not in key_of_span:
-                key_of_span[number] = "action_" + _numbered(action_name(span.def_text), seen)
-                actions[key_of_span[number]] = []
-            actions[key_of_span[number]].append(index)
-        else:
+        if number < 0:
             in_private = in_private or bool(PRIVATE_LINE.match(line))
+            yield index, None, in_private
+            continue
+        span = spans[number]
+        if in_private or span.private_def:
+            yield index, _PRIVATE_DEF, in_private
+            continue
+        if number not in key_of_span:
+            key_of_span[number] = prefix + _numbered(name_of(span.def_text), seen)
+        yield index, key_of_span[number], in_private
+
+
+def controller_sections(lines: Sequence[str], spans: Sequence[MethodSpan]) -> Sections:
+    """ControllerChunker: `summary` (class line, filters, everything from `private` on) + one
+    `action_<name>` per public def. Unlike the gem, a repeated action name is numbered (`@2`)
+    instead of replacing the earlier body."""
+    summary: list[int] = []
+    actions: dict[str, list[int]] = {}
+    for index, key, _after_private in _member_lines(lines, spans, "action_", action_name):
+        if key is None or key == _PRIVATE_DEF:
             summary.append(index)
+        else:
+            actions.setdefault(key, []).append(index)
     return [(SUMMARY, summary), *actions.items()]
 
 
@@ -380,28 +395,13 @@ def method_sections(lines: Sequence[str], spans: Sequence[MethodSpan]) -> Sectio
     summary: list[int] = []
     methods: dict[str, list[int]] = {}
     private: list[int] = []
-    seen: dict[str, int] = {}
-    owner = _span_of_line(len(lines), spans)
-    in_private = False
-    key_of_span: dict[int, str] = {}
-    for index, line in enumerate(lines):
-        number = owner[index]
-        if number >= 0:
-            span = spans[number]
-            if in_private or span.private_def:
-                private.append(index)
-                continue
-            if number not in key_of_span:
-                key_of_span[number] = "method_" + _numbered(method_name(span.def_text), seen)
-                methods[key_of_span[number]] = []
-            methods[key_of_span[number]].append(index)
-        elif PRIVATE_LINE.match(line):
-            in_private = True
+    for index, key, after_private in _member_lines(lines, spans, "method_", method_name):
+        if key == _PRIVATE_DEF or (key is None and after_private):
             private.append(index)
-        elif in_private:
-            private.append(index)
-        else:
+        elif key is None:
             summary.append(index)
+        else:
+            methods.setdefault(key, []).append(index)
     return [(SUMMARY, summary), *methods.items(), (PRIVATE_METHODS, private)]
 
 
