@@ -269,10 +269,12 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
     """
     from woods.discovery import discover
     from woods.extract import base, extract_file, language_for
+    from woods.extract.layout import RepositoryLayout
 
     root = Path(args.repo)
     found = discover(root)
-    _apply_repository_layout([item.path for item in found.files])
+    # What the index computes from the whole file list, so units are classified exactly as there.
+    layout = RepositoryLayout.from_paths(item.path for item in found.files)
     files: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
     for item in found.files:
         lang = language_for(item.path)
@@ -309,11 +311,11 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
         warnings = 0
         failed = 0
         with contextlib.suppress(Exception):  # failures are counted per file below
-            extract_file(entries[0][0], entries[0][1])  # warm imports and the parser cache
+            extract_file(entries[0][0], entries[0][1], layout)  # warm imports and the parser cache
         for path, data in entries:
             started = time.perf_counter()
             try:
-                extraction = extract_file(path, data)
+                extraction = extract_file(path, data, layout)
             except Exception as exc:
                 extract_seconds += time.perf_counter() - started
                 failed += 1
@@ -372,16 +374,6 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
         "units_by_language_type": dict(sorted(unit_types.items(), key=lambda kv: (-kv[1], kv[0]))),
         "peak_rss_mib": peak_rss_mib(),
     }
-
-
-def _apply_repository_layout(paths: list[str]) -> None:
-    """Tell the extractors what the index tells them from the whole file list (Rails app roots,
-    Python package dirs), so extraction here classifies units exactly as `woods index` does."""
-    from woods.extract import python as python_extractor
-    from woods.extract import rails
-
-    rails.set_rails_roots(rails.detect_rails_roots(paths))
-    python_extractor.set_package_dirs(python_extractor.package_dirs(paths))
 
 
 def _grammar(lang: str, path: str) -> str:

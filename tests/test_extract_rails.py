@@ -2,33 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from woods.extract import extract_file, rails
+from woods.extract import extract_file
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout, detect_rails_roots
+from woods.extract.rails.files import guess_tested_unit
+from woods.extract.rails.inflection import camelize, pluralize, singularize, underscore
+from woods.extract.rails.metadata import controller_path
+from woods.extract.rails.roots import locate
 from woods.units import Dependency, FileExtraction, Unit
 
 REPO = Path(__file__).resolve().parents[1]
 APP = "fixtures/rails_app"
+# What the index builder computes from the whole file list; lib/ and spec/ need the app root.
+LAYOUT = RepositoryLayout.from_paths(str(p.relative_to(REPO)) for p in (REPO / APP).rglob("*") if p.is_file())
 
 
-@pytest.fixture(autouse=True)
-def registered_app_root() -> Iterator[None]:
-    """The index builder registers the roots it detects; lib/ and spec/ need it."""
-    paths = [str(p.relative_to(REPO)) for p in (REPO / APP).rglob("*") if p.is_file()]
-    roots = rails.detect_rails_roots(paths)
-    with rails.rails_roots(roots):
-        yield
+def extract_app(rel: str, layout: RepositoryLayout = LAYOUT) -> FileExtraction:
+    return extract_file(f"{APP}/{rel}", (REPO / APP / rel).read_bytes(), layout)
 
 
-def extract_app(rel: str) -> FileExtraction:
-    return extract_file(f"{APP}/{rel}", (REPO / APP / rel).read_bytes())
-
-
-def units_of(rel: str) -> dict[str, Unit]:
-    return {u.identifier: u for u in extract_app(rel).units}
+def units_of(rel: str, layout: RepositoryLayout = LAYOUT) -> dict[str, Unit]:
+    return {u.identifier: u for u in extract_app(rel, layout).units}
 
 
 def dep(unit: Unit, target: str, via: str) -> Dependency:
@@ -41,9 +38,9 @@ def dep(unit: Unit, target: str, via: str) -> Dependency:
 
 def test_detected_root_is_the_app_directory():
     paths = [str(p.relative_to(REPO)) for p in (REPO / APP).rglob("*") if p.is_file()]
-    assert rails.detect_rails_roots(paths) == frozenset({f"{APP}/"})
-    assert rails.detect_rails_roots(["Gemfile", "app/models/user.rb"]) == frozenset({""})
-    assert rails.detect_rails_roots(["web/src/app/page.tsx", "web/lib/x.rb"]) == frozenset()
+    assert detect_rails_roots(paths) == frozenset({f"{APP}/"})
+    assert detect_rails_roots(["Gemfile", "app/models/user.rb"]) == frozenset({""})
+    assert detect_rails_roots(["web/src/app/page.tsx", "web/lib/x.rb"]) == frozenset()
 
 
 @pytest.mark.parametrize(
@@ -95,12 +92,11 @@ def test_only_the_main_class_takes_the_rails_type():
 
 
 def test_outside_a_rails_app_lib_files_stay_plain():
-    with rails.rails_roots(None):
-        units = units_of("lib/money_formatter.rb")
-        assert units["MoneyFormatter"].type == "class"
-        # app/ paths are recognised without a registered root
-        assert units_of("app/models/user.rb")["User"].type == "model"
-        assert rails.locate("fixtures/ruby_gem/lib/tinycache.rb") is None
+    units = units_of("lib/money_formatter.rb", UNKNOWN_LAYOUT)
+    assert units["MoneyFormatter"].type == "class"
+    # app/ paths are recognised without a known root
+    assert units_of("app/models/user.rb", UNKNOWN_LAYOUT)["User"].type == "model"
+    assert locate("fixtures/ruby_gem/lib/tinycache.rb") is None
 
 
 def test_user_model_metadata():
@@ -263,7 +259,7 @@ def test_graphql_serializer_and_test_mapping_metadata():
     ],
 )
 def test_guess_tested_unit(rel: str, expected: str | None):
-    assert rails.guess_tested_unit(rel) == expected
+    assert guess_tested_unit(rel) == expected
 
 
 def test_configuration_settings():
@@ -388,13 +384,13 @@ def test_repeated_routes_get_numbered_identifiers():
     ],
 )
 def test_singularize(plural: str, singular: str):
-    assert rails.singularize(plural) == singular
+    assert singularize(plural) == singular
 
 
 def test_inflection_helpers():
-    assert rails.pluralize("profile") == "profiles"
-    assert rails.pluralize("company") == "companies"
-    assert rails.pluralize("person") == "people"
-    assert rails.camelize("billing/line_item") == "Billing::LineItem"
-    assert rails.underscore("Admin::UsersController") == "admin/users_controller"
-    assert rails.controller_path("Admin::UsersController") == "admin/users"
+    assert pluralize("profile") == "profiles"
+    assert pluralize("company") == "companies"
+    assert pluralize("person") == "people"
+    assert camelize("billing/line_item") == "Billing::LineItem"
+    assert underscore("Admin::UsersController") == "admin/users_controller"
+    assert controller_path("Admin::UsersController") == "admin/users"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from woods.extract import extract_file, ruby
+from woods.extract import extract_file, rails, ruby
 from woods.units import Dependency, FileExtraction, Unit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -19,7 +19,7 @@ def extract_fixture(rel: str) -> FileExtraction:
 
 
 def extract_source(path: str, text: str) -> FileExtraction:
-    return ruby.extract(path, text.encode())
+    return rails.extract(path, text.encode())
 
 
 def by_id(extraction: FileExtraction) -> dict[str, Unit]:
@@ -293,14 +293,14 @@ def test_syntax_errors_keep_what_parses_and_warn():
 
 def test_invalid_utf8_never_raises():
     raw = b'# caf\xe9 doc\nclass Caf\xc3\xa9\n  def x; "\xff\xfe"; end\nend\n'
-    units = by_id(ruby.extract("lib/bad.rb", raw))
+    units = by_id(rails.extract("lib/bad.rb", raw))
     assert "Café" in units
     assert "\ufffd" in units["Café#x"].source_code
     assert units["Café"].docstring is not None and "\ufffd" in units["Café"].docstring
 
 
 def test_empty_file():
-    extraction = ruby.extract("lib/empty.rb", b"")
+    extraction = rails.extract("lib/empty.rb", b"")
     assert extraction.units == () and extraction.warnings == ()
 
 
@@ -314,7 +314,7 @@ def test_mangled_fixtures_never_raise():
             cut = rng.randrange(len(data) + 1)
             noise = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6)))
             mangled = data[:cut] + noise + data[cut + rng.randrange(0, 40) :]
-            extraction = ruby.extract(str(path.relative_to(REPO)), mangled)
+            extraction = rails.extract(str(path.relative_to(REPO)), mangled)
             for unit in extraction.units:
                 assert 1 <= unit.line_start <= unit.line_end
 

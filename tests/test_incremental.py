@@ -278,10 +278,10 @@ def test_file_vanishing_mid_run_is_counted(tmp_path, monkeypatch):
     victim = root / "python_pkg/ledger/cli.py"
     original = indexing._extract_one
 
-    def vanish_then_extract(root_text, path, mtime_ns):
+    def vanish_then_extract(root_text, path, mtime_ns, layout):
         if path.endswith("ledger/cli.py") and victim.exists():
             victim.unlink()
-        return original(root_text, path, mtime_ns)
+        return original(root_text, path, mtime_ns, layout)
 
     monkeypatch.setattr(indexing, "_extract_one", vanish_then_extract)
     summary, _ = _index(root, tmp_path / "s")

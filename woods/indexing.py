@@ -28,6 +28,7 @@ import numpy as np
 
 from woods import __version__
 from woods.errors import IndexingError, InputError
+from woods.extract.layout import RepositoryLayout
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
 from woods.store import index as layout
 from woods.store.graph import compute_pagerank, pagerank_percentiles
@@ -455,7 +456,7 @@ class _FileOutcome:
     warnings: tuple[str, ...] = ()
 
 
-def _extract_one(root: str, path: str, mtime_ns: int) -> _FileOutcome:
+def _extract_one(root: str, path: str, mtime_ns: int, layout: RepositoryLayout) -> _FileOutcome:
     from woods.extract import extract_file
 
     try:
@@ -465,7 +466,7 @@ def _extract_one(root: str, path: str, mtime_ns: int) -> _FileOutcome:
     except OSError as exc:
         return _FileOutcome(path, skip_reason="unreadable", warnings=(f"{path}: unreadable ({exc.strerror or exc})",))
     try:
-        extraction = extract_file(path, data)
+        extraction = extract_file(path, data, layout)
     except Exception as exc:  # an extractor bug must not lose the whole index
         return _FileOutcome(path, failure=f"{path}: extraction failed ({exc.__class__.__name__}: {exc})")
     row = FileRow(
@@ -498,6 +499,7 @@ def extract_files(
     summary: IndexSummary,
     workers: int | None = None,
     cached: Callable[[Any], _FileOutcome | None] | None = None,
+    layout: RepositoryLayout | None = None,
 ) -> tuple[list[Unit], list[FileRow]]:
     """Read, hash and extract every discovered file, in discovery (path) order.
 
@@ -505,10 +507,11 @@ def extract_files(
     became unreadable since discovery is counted under that skip reason. Large repositories are
     parsed in a process pool (forkserver: no inherited threads or locks). `cached(file)` may return
     the previous run's outcome for an unchanged file, which is then not read or parsed at all.
+    `layout` defaults to the one computed from `discovered` (only the whole file list tells a Rails
+    app's lib/ and spec/ from a plain gem's).
     """
-    from woods.extract import python as python_extractor
-    from woods.extract import rails
-
+    if layout is None:
+        layout = RepositoryLayout.from_paths(item.path for item in discovered)
     workers = workers or 1
     progress.phase("parse", len(discovered))
     reused: dict[str, _FileOutcome] = {}
@@ -519,13 +522,7 @@ def extract_files(
     summary.reused_files = len(reused)
     all_jobs = [(str(root), item.path, item.mtime_ns) for item in discovered]
     jobs = [job for job in all_jobs if job[1] not in reused]
-    # Only the whole file list tells a Rails app's lib/ and spec/ from a plain gem's: the Ruby
-    # extractor learns the app roots here, in this process and in every parse worker.
-    layout_facts = (
-        rails.detect_rails_roots(job[1] for job in all_jobs),
-        python_extractor.package_dirs(job[1] for job in all_jobs),
-    )
-    fresh = _parse_all(jobs, workers, layout_facts, progress, summary)
+    fresh = _parse_all(jobs, workers, layout, progress, summary)
     units: list[Unit] = []
     rows: list[FileRow] = []
     for job in all_jobs:
@@ -547,7 +544,7 @@ def extract_files(
 def _parse_all(
     jobs: Sequence[tuple[str, str, int]],
     workers: int,
-    layout_facts: tuple[Any, Any],
+    layout: RepositoryLayout,
     progress: Progress,
     summary: IndexSummary,
 ) -> dict[str, _FileOutcome]:
@@ -556,23 +553,17 @@ def _parse_all(
     If a pool worker dies (killed, out of memory), the files it had not finished are parsed here
     in-process and the run goes on — one lost worker never loses the index.
     """
-    from woods.extract import python as python_extractor
-    from woods.extract import rails
-
     fresh: dict[str, _FileOutcome] = {}
     if workers > 1 and len(jobs) >= PARALLEL_PARSE_MIN_FILES:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        pool = ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_set_repository_layout,
-            initargs=layout_facts,
-        )
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver"))
         try:
-            for outcome in pool.map(_extract_one, *zip(*jobs, strict=True), chunksize=16):
+            roots, paths, mtimes = zip(*jobs, strict=True)
+            layouts = [layout] * len(jobs)
+            for outcome in pool.map(_extract_one, roots, paths, mtimes, layouts, chunksize=16):
                 fresh[outcome.path] = outcome
                 progress.advance()
         except BrokenProcessPool:
@@ -581,25 +572,11 @@ def _parse_all(
             )
         finally:
             pool.shutdown(cancel_futures=True)
-    previous = (rails.registered_roots(), python_extractor.registered_package_dirs())
-    _set_repository_layout(*layout_facts)
-    try:
-        for job in jobs:
-            if job[1] not in fresh:
-                fresh[job[1]] = _extract_one(*job)
-                progress.advance()
-    finally:
-        _set_repository_layout(*previous)
+    for job in jobs:
+        if job[1] not in fresh:
+            fresh[job[1]] = _extract_one(*job, layout)
+            progress.advance()
     return fresh
-
-
-def _set_repository_layout(rails_roots: Any, package_dirs: Any) -> None:
-    """What only the whole file list can tell an extractor: Rails app roots, Python package dirs."""
-    from woods.extract import python as python_extractor
-    from woods.extract import rails
-
-    rails.set_rails_roots(rails_roots)
-    python_extractor.set_package_dirs(package_dirs)
 
 
 # An incremental run that would remove more than this share of the indexed units is refused unless
@@ -668,20 +645,6 @@ def _open_previous(store_dir: Path) -> Any:
         return layout.IndexStores.open(store_dir)
     except Exception:
         return None
-
-
-def _layout_key(paths: Sequence[str]) -> str:
-    """Fingerprint of the repository-wide facts extraction depends on (Rails roots, Python packages):
-    when it changes, cached extractions are not reused."""
-    from woods.extract import python as python_extractor
-    from woods.extract import rails
-
-    facts = {
-        "woods": __version__,
-        "rails": sorted(rails.detect_rails_roots(paths)),
-        "python": sorted(python_extractor.package_dirs(paths)),
-    }
-    return hashlib.sha256(json.dumps(facts, sort_keys=True).encode()).hexdigest()
 
 
 def _cache_lookup(root: Path, previous: Any, layout_key: str) -> Callable[[Any], _FileOutcome | None] | None:
@@ -767,10 +730,12 @@ def _index_locked(
         )
 
     started = time.perf_counter()
-    layout_key = _layout_key([f.path for f in found.files])
+    repo_layout = RepositoryLayout.from_paths(f.path for f in found.files)
+    layout_key = repo_layout.key(__version__)
     crash_test_pause("parse")
     units, rows = extract_files(
-        root, found.files, progress, summary, workers=workers, cached=_cache_lookup(root, previous, layout_key)
+        root, found.files, progress, summary, workers=workers, cached=_cache_lookup(root, previous, layout_key),
+        layout=repo_layout,
     )
     summary.files = len(rows)
     summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))

@@ -1,7 +1,9 @@
 """Extraction: source bytes of one file → units, per language, with tree-sitter.
 
-`language_for(path)` decides the language from the file name; `extract_file(path, data)` runs that
-language's extractor. Extractors never touch the stores (the index builder joins stages).
+`language_for(path)` decides the language from the file name; `extract_file(path, data, layout)`
+runs that language's extractor with the repository layout (`layout.py`) the index builder computed
+once for the run. Extractors are pure functions of (path, bytes, layout): they never touch the
+stores and never read or write process-wide state.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import importlib
 from pathlib import PurePosixPath
 
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import FileExtraction
 
 # File name → language. Extensions are matched lower-cased; whole names cover extension-less files.
@@ -36,7 +39,7 @@ FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
 # Language → module under woods.extract that defines `extract(file_path, source) -> FileExtraction`.
 _MODULES: dict[str, str] = {
-    "ruby": "woods.extract.ruby",
+    "ruby": "woods.extract.rails",  # the Ruby walk plus Rails conventions (only inside Rails apps)
     "erb": "woods.extract.erb",
     "python": "woods.extract.python",
     "javascript": "woods.extract.javascript",
@@ -56,10 +59,11 @@ def language_for(file_path: str) -> str | None:
     return EXTENSION_LANGUAGES.get(suffix)
 
 
-def extract_file(file_path: str, source: bytes) -> FileExtraction:
+def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Extract the units of one file. `file_path` is repository-relative with `/` separators."""
     lang = language_for(file_path)
     if lang is None:
         raise ValueError(f"no extractor for {file_path}")
     module = importlib.import_module(_MODULES[lang])
-    return module.extract(file_path, source)
+    extraction: FileExtraction = module.extract(file_path, source, layout)
+    return extraction

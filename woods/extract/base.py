@@ -10,75 +10,50 @@ compiled grammars inside the wheel, so nothing is downloaded at run time.
 
 from __future__ import annotations
 
+import importlib
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
 
 from tree_sitter import Language, Node, Parser, Tree
 
-from woods.units import Dependency
+from woods.units import Dependency, Unit
+
+# Grammar name → (wheel module, function returning the language pointer). Every grammar comes from
+# its official per-language wheel (docs/extraction.md lists the versions and their ABI); each is
+# imported on first use, so `woods --help` never pays for grammars it does not use.
+GRAMMARS: dict[str, tuple[str, str]] = {
+    "ruby": ("tree_sitter_ruby", "language"),
+    "embedded_template": ("tree_sitter_embedded_template", "language"),
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "c_sharp": ("tree_sitter_c_sharp", "language"),
+    "php": ("tree_sitter_php", "language_php"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "swift": ("tree_sitter_swift", "language"),
+    "scala": ("tree_sitter_scala", "language"),
+    "haskell": ("tree_sitter_haskell", "language"),
+    "elixir": ("tree_sitter_elixir", "language"),
+    "lua": ("tree_sitter_lua", "language"),
+    "bash": ("tree_sitter_bash", "language"),
+    "zig": ("tree_sitter_zig", "language"),
+}
 
 
-def _grammar_loaders() -> dict[str, Callable[[], object]]:
-    # Imported lazily per language so `woods --help` never pays for grammars it does not use.
-    def ruby() -> object:
-        import tree_sitter_ruby
-
-        return tree_sitter_ruby.language()
-
-    def python() -> object:
-        import tree_sitter_python
-
-        return tree_sitter_python.language()
-
-    def javascript() -> object:
-        import tree_sitter_javascript
-
-        return tree_sitter_javascript.language()
-
-    def typescript() -> object:
-        import tree_sitter_typescript
-
-        return tree_sitter_typescript.language_typescript()
-
-    def tsx() -> object:
-        import tree_sitter_typescript
-
-        return tree_sitter_typescript.language_tsx()
-
-    def go() -> object:
-        import tree_sitter_go
-
-        return tree_sitter_go.language()
-
-    def java() -> object:
-        import tree_sitter_java
-
-        return tree_sitter_java.language()
-
-    def rust() -> object:
-        import tree_sitter_rust
-
-        return tree_sitter_rust.language()
-
-    def embedded_template() -> object:
-        import tree_sitter_embedded_template
-
-        return tree_sitter_embedded_template.language()
-
-    return {
-        "ruby": ruby,
-        "python": python,
-        "javascript": javascript,
-        "typescript": typescript,
-        "tsx": tsx,
-        "go": go,
-        "java": java,
-        "rust": rust,
-        "embedded_template": embedded_template,
-    }
+def _load_grammar(grammar: str) -> object:
+    module_name, function = GRAMMARS[grammar]
+    module = importlib.import_module(module_name)
+    return getattr(module, function)()
 
 
-_LOADERS = _grammar_loaders()
 _languages: dict[str, Language] = {}
 _languages_lock = threading.Lock()
 # A Parser is not safe to share between threads; one per thread per grammar.
@@ -90,7 +65,7 @@ def language(grammar: str) -> Language:
     with _languages_lock:
         lang = _languages.get(grammar)
         if lang is None:
-            lang = Language(_LOADERS[grammar]())
+            lang = Language(_load_grammar(grammar))
             _languages[grammar] = lang
         return lang
 
@@ -227,3 +202,70 @@ def node_span(first: Node, last: Node, source: bytes) -> tuple[int, int, str]:
     start = first.start_point[0] + 1
     end = max(start, line_range(last)[1])
     return start, end, source[first.start_byte : last.end_byte].decode("utf-8", "replace")
+
+
+# --- Drafts: what every extractor builds before it knows a unit's final dependencies. ---------
+
+
+@dataclass(slots=True)
+class Draft:
+    """A unit under construction; `freeze` turns it into a `Unit` once its references are resolved.
+
+    `node` is the declaration; the unit's text runs from `first` (a decorator, attribute or
+    annotation that belongs to it; default `node`) to the end of `node`, or over the whole file
+    when `whole_file` is set (module and file units). `parent` is the enclosing unit's identifier.
+    Languages that need more state while walking subclass it.
+    """
+
+    identifier: str
+    type: str
+    node: Node
+    parent: str | None = None
+    namespace: str | None = None
+    first: Node | None = None
+    whole_file: bool = False
+    signature: str | None = None
+    docstring: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    deps: list[Dependency] = field(default_factory=list)
+
+
+def freeze(
+    draft: Draft, file_path: str, language: str, source: bytes, extra_deps: Iterable[Dependency | None] = ()
+) -> Unit:
+    """The finished unit: exact span and text, dependencies de-duplicated (first occurrence kept),
+    self-references and unresolvable (None) references dropped."""
+    if draft.whole_file:
+        start, end, code = file_span(source)
+    else:
+        start, end, code = node_span(draft.first or draft.node, draft.node, source)
+    deps = (d for d in (*draft.deps, *extra_deps) if d is not None and d.target != draft.identifier)
+    return Unit(
+        identifier=draft.identifier,
+        type=draft.type,
+        language=language,
+        file_path=file_path,
+        line_start=start,
+        line_end=end,
+        source_code=code,
+        namespace=draft.namespace,
+        signature=draft.signature,
+        docstring=draft.docstring,
+        parent=draft.parent,
+        metadata=draft.metadata,
+        dependencies=dedupe_dependencies(deps),
+    )
+
+
+class UniqueIdentifiers:
+    """Repeats of one (identifier, type) inside a file get `#2`, `#3` … in source order, so every
+    unit of a file keeps a distinct identifier (overloads, redefinitions, several `init`s)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], int] = {}
+
+    def __call__(self, identifier: str, unit_type: str) -> str:
+        key = (identifier, unit_type)
+        count = self._seen.get(key, 0) + 1
+        self._seen[key] = count
+        return identifier if count == 1 else f"{identifier}#{count}"

@@ -20,6 +20,8 @@ import re
 from tree_sitter import Node
 
 from woods.extract import base
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
+from woods.extract.rails.inflection import singularize
 from woods.extract.ruby import (
     call_arguments,
     call_name,
@@ -117,8 +119,6 @@ def _render_targets(
 
 def _singular_partial(ivar: Node, code: bytes) -> str:
     """`render @users` → `users/user` (Rails renders each record with its model's partial)."""
-    from woods.extract.rails import singularize
-
     name = code[ivar.start_byte : ivar.end_byte].decode("utf-8", "replace").lstrip("@")
     return f"{name}/{singularize(name)}"
 
@@ -145,7 +145,7 @@ def _instance_variables(root: Node, code: bytes) -> list[str]:
     return names
 
 
-def extract(file_path: str, source: bytes) -> FileExtraction:
+def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """The one `view_template` unit of an ERB file, with render/constant/call edges."""
     identifier, view_rel = view_identifier(file_path)
     name = file_path.rsplit("/", 1)[-1]

@@ -23,6 +23,7 @@ from typing import Any
 from tree_sitter import Node
 
 from woods.extract import base
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
 LANGUAGE = "go"
@@ -307,6 +308,6 @@ class _Extractor:
         )
 
 
-def extract(file_path: str, source: bytes) -> FileExtraction:
+def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Go file, in source order (a type before its interface methods)."""
     return _Extractor(file_path, source).run()

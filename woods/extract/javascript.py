@@ -25,6 +25,7 @@ from typing import Any
 from tree_sitter import Node
 
 from woods.extract import base
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
 # Extensions stripped from a file path (and from import specifiers) to get a module identifier.
@@ -569,6 +570,6 @@ class _Extractor:
         )
 
 
-def extract(file_path: str, source: bytes) -> FileExtraction:
+def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one JS/TS/TSX file: the module first, then declarations in source order."""
     return _Extractor(file_path, source).run()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import builtins
 import inspect
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from tree_sitter import Node
 
 from woods.extract import base
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
 LANGUAGE = "python"
@@ -67,57 +67,30 @@ class _Draft:
     bases: list[tuple[str, ...]] = field(default_factory=list)
 
 
-# Directories (repository-relative, "" = root) that hold an `__init__.py`, when the index builder
-# knows the whole file list; None = unknown (each path is then named from the repository root).
-# With it, `fixtures/python_pkg/ledger/models/account.py` is `ledger.models.account` — the name
-# Python code imports — rather than a dotted repository path.
-_package_dirs: frozenset[str] | None = None
-
-
-def package_dirs(paths: Iterable[str]) -> frozenset[str]:
-    """Directories holding an `__init__.py`/`__init__.pyi` among repository-relative paths."""
-    found = set()
-    for path in paths:
-        pure = PurePosixPath(path)
-        if pure.name in ("__init__.py", "__init__.pyi"):
-            found.add(pure.parent.as_posix() if str(pure.parent) != "." else "")
-    return frozenset(found)
-
-
-def set_package_dirs(dirs: Iterable[str] | None) -> None:
-    """Tell the extractor which directories are packages (process-wide; None forgets)."""
-    global _package_dirs
-    _package_dirs = None if dirs is None else frozenset(dirs)
-
-
-def registered_package_dirs() -> frozenset[str] | None:
-    return _package_dirs
-
-
-def _import_root(file_path: str) -> int:
+def _import_root(file_path: str, package_dirs: frozenset[str] | None) -> int:
     """How many leading path parts lie above the top-level package of `file_path` (0 if unknown)."""
-    if _package_dirs is None:
+    if package_dirs is None:
         return 0
     parent = PurePosixPath(file_path).parent
     directory = "" if str(parent) == "." else parent.as_posix()
-    if directory not in _package_dirs:
+    if directory not in package_dirs:
         return 0
-    while directory and directory in _package_dirs:
+    while directory and directory in package_dirs:
         up = PurePosixPath(directory).parent
         directory = "" if str(up) == "." else up.as_posix()
-        if directory == "" and "" in _package_dirs:
+        if directory == "" and "" in package_dirs:
             return 0
     return len(PurePosixPath(directory).parts) if directory else 0
 
 
-def module_name(file_path: str) -> tuple[str, bool]:
+def module_name(file_path: str, package_dirs: frozenset[str] | None = None) -> tuple[str, bool]:
     """(dotted module name, is_package) for a repository-relative `.py`/`.pyi` path.
 
-    Inside a package (known from `set_package_dirs`), the name starts at the top-level package;
+    Inside a package (`package_dirs`, from the repository layout), the name starts at the top-level package;
     otherwise it is the dotted path from the repository root, a leading `src/` dropped.
     """
     parts = list(PurePosixPath(file_path).parts)
-    skip = _import_root(file_path)
+    skip = _import_root(file_path, package_dirs)
     if skip:
         parts = parts[skip:]
     elif len(parts) > 1 and parts[0] == "src":
@@ -195,10 +168,10 @@ def _header(node: Node, body: Node | None, source: bytes) -> str:
 class _Extractor:
     """One pass over one file's tree (iterative, so nesting depth is bounded only by memory)."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout) -> None:
         self.file_path = file_path
         self.source = source
-        self.module, self.is_package = module_name(file_path)
+        self.module, self.is_package = module_name(file_path, layout.python_package_dirs)
         self.bindings: dict[str, str] = {}
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
@@ -419,6 +392,6 @@ class _Extractor:
         )
 
 
-def extract(file_path: str, source: bytes) -> FileExtraction:
+def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Python file (module first, then its definitions in source order)."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

@@ -19,8 +19,8 @@ first one that exists. This module walks one file's tree-sitter tree and produce
 A class reopened in several files (or twice in one file) yields one unit per occurrence: same
 identifier, different `file_path`/lines. Merging them is the index's business, not the extractor's.
 
-Rails knowledge (unit types, model/controller metadata, routes, rake tasks) lives in `rails.py`,
-which post-processes the drafts built here; `erb.py` reuses `collect_references` on the Ruby code
+Rails knowledge (unit types, model/controller metadata, routes, rake tasks) lives in `rails/`,
+which post-processes the drafts built here (and is the entry point for every Ruby file); `erb.py` reuses `collect_references` on the Ruby code
 embedded in templates.
 """
 
@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tree_sitter import Node, Query, QueryCursor
@@ -876,30 +877,48 @@ def _reparent(unit: Unit, wrappers: dict[str, str | None], file_requires: tuple[
     return replace(unit, parent=parent, dependencies=dependencies)
 
 
+def symbol_names(args: list[Node], source: bytes) -> list[str]:
+    names = []
+    for arg in args:
+        if arg.type in ("simple_symbol", "string", "delimited_symbol"):
+            value = string_value(arg, source)
+            if value is not None:
+                names.append(value)
+        elif arg.type in ("array", "symbol_array", "string_array"):
+            names.extend(literal_list(arg, source))
+    return names
+
+
+def option_value(options: dict[str, Node], key: str, source: bytes) -> object:
+    return literal(options.get(key), source) if key in options else None
+
+
+def line_number(node: Node) -> int:
+    return node.start_point[0] + 1
+
+
 def unit_order(unit: Unit) -> tuple[int, int, str, str]:
     """Outermost first in source order: by start line, longer span first, then identifier, type."""
     return (unit.line_start, -unit.line_end, unit.identifier, unit.type)
 
 
-def extract(file_path: str, source: bytes) -> FileExtraction:
-    """Units of one Ruby file (`.rb`, `.rake`, `Rakefile`, `Gemfile`, …), Rails-aware by path."""
-    # Imported here: rails.py builds on this module's helpers, so a top-level import would cycle.
-    from woods.extract import rails
-
-    walked, warnings = walk_file(file_path, source)
-    extra_units, file_metadata = rails.enrich(walked)
+def assemble(
+    walked: RubyFile, warnings: tuple[str, ...], extra_units: Sequence[Unit] = (), metadata: dict[str, object] | None = None
+) -> FileExtraction:
+    """The file's units from its walk (namespace wrappers dropped, file requires on top-level units)
+    plus units a layer on top added (`extra_units`, e.g. Rails routes), outermost first."""
     wrappers = {d.identifier: d.parent for d in walked.drafts if is_namespace_wrapper(d)}
     file_requires = tuple(dep for _byte, dep in sorted(walked.file_requires, key=lambda item: item[0]))
     units = [
-        _reparent(draft_to_unit(d, file_path, source), wrappers, file_requires)
+        _reparent(draft_to_unit(d, walked.file_path, walked.source), wrappers, file_requires)
         for d in walked.drafts
         if not is_namespace_wrapper(d)
     ] + list(extra_units)
     units.sort(key=unit_order)
     return FileExtraction(
-        file_path=file_path,
+        file_path=walked.file_path,
         language=LANGUAGE,
         units=tuple(units),
         warnings=warnings,
-        metadata=file_metadata,
+        metadata=dict(metadata or {}),
     )

@@ -23,6 +23,7 @@ from typing import Any
 from tree_sitter import Node
 
 from woods.extract import base
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
 LANGUAGE = "rust"
@@ -465,6 +466,6 @@ class _Extractor:
         )
 
 
-def extract(file_path: str, source: bytes) -> FileExtraction:
+def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Rust file: the file's module first, then items in source order."""
     return _Extractor(file_path, source).run()
