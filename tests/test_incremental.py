@@ -272,18 +272,18 @@ def test_hostile_tree_completes_and_reports_every_skip(tmp_path):
 
 
 def test_file_vanishing_mid_run_is_counted(tmp_path, monkeypatch):
-    import woods.indexing as indexing
+    import woods.indexing.parse as parse
 
     root = _repo(tmp_path)
     victim = root / "python_pkg/ledger/cli.py"
-    original = indexing._extract_one
+    original = parse.extract_one
 
     def vanish_then_extract(root_text, path, mtime_ns, layout):
         if path.endswith("ledger/cli.py") and victim.exists():
             victim.unlink()
         return original(root_text, path, mtime_ns, layout)
 
-    monkeypatch.setattr(indexing, "_extract_one", vanish_then_extract)
+    monkeypatch.setattr(parse, "extract_one", vanish_then_extract)
     summary, _ = _index(root, tmp_path / "s")
     assert summary.skipped.get("vanished") == 1
 
@@ -293,11 +293,10 @@ def test_a_killed_parse_worker_does_not_lose_the_run(tmp_path):
     the files it did not finish are parsed in-process and every file is indexed."""
     import psutil
 
-    import woods.indexing as indexing
-
     root = tmp_path / "many"
+    files = 40  # the pool threshold is lowered below, so a small tree goes to the parse workers
     body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(150))
-    for n in range(indexing.PARALLEL_PARSE_MIN_FILES + 100):
+    for n in range(files):
         (root / f"pkg{n % 10}").mkdir(parents=True, exist_ok=True)
         (root / f"pkg{n % 10}" / f"mod{n}.py").write_text(body)
     killed: list[int] = []
@@ -317,11 +316,11 @@ def test_a_killed_parse_worker_does_not_lose_the_run(tmp_path):
 
     killer = threading.Thread(target=kill_one_worker)
     killer.start()
-    summary, _ = _index(root, tmp_path / "s", workers=2)
+    summary, _ = _index(root, tmp_path / "s", workers=2, parallel_min_files=2)
     killer.join()
     assert killed, "no parse worker was seen"
     assert any("parse worker died" in w for w in summary.warnings)
-    assert summary.files == indexing.PARALLEL_PARSE_MIN_FILES + 100
+    assert summary.files == files
 
 
 def test_watch_reindexes_once_per_burst_of_changes(tmp_path):
@@ -382,3 +381,34 @@ def test_unchanged_units_reuse_their_chunk_plan_without_tokenizing(tmp_path):
     index_repository(root, full_store, LimitedCountingFake, full=True)
     _assert_same(_state(store), _state(full_store))
     assert summary.embedded == len(second.embedded) > 0
+
+
+def test_an_unreadable_previous_index_is_reported_not_silently_rebuilt(tmp_path):
+    """A corrupt published generation makes the run a full build — and the summary says so."""
+    from woods.store import index as layout
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    db = layout.read_current(store) / layout.METADATA_FILE
+    db.write_bytes(db.read_bytes()[:300])
+    summary, provider = _index(root, store)
+    assert summary.full is True
+    assert summary.reused_files == 0 and summary.reused_vectors == 0
+    assert any("could not be read" in w and "purge guard not applied" in w for w in summary.warnings)
+    with IndexStores.open(store) as stores:  # and the new generation is whole
+        assert stores.metadata.count() == summary.units
+
+
+def test_unusable_previous_vectors_are_reported_and_everything_is_embedded(tmp_path):
+    from woods.store import index as layout
+    from woods.store.vectors import write_vectors
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    first, _ = _index(root, store)
+    (root / "python_pkg/ledger/extra.py").write_text("def extra():\n    return 1\n")
+    write_vectors(layout.read_current(store) / layout.VECTORS_FILE, np.arange(1), np.ones((1, 128), np.float32), 128)
+    summary, provider = _index(root, store)
+    assert summary.reused_vectors == 0 and summary.embedded == summary.chunks > first.chunks - 5
+    assert any("vectors of the previous index are unusable" in w for w in summary.warnings)

@@ -12,18 +12,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from woods.chunking import CHUNK_PART, chunk_unit
-from woods.embedding.encoder import load_wordpiece_tokenizer, minilm_model_dir
-from woods.embedding.provider import InputTooLongError
-from woods.embedding.text import unit_embedding_prefix
-from woods.extract import extract_file
-from woods.semantic_chunking import (
+from woods.chunking.semantic import (
     METHOD_CHUNKABLE_TYPES,
+    SEMANTIC_UNIT_TYPES,
     SemanticChunk,
+    member_method_spans,
     method_spans,
     semantic_chunks,
     semantic_unit_chunks,
     split_lines,
 )
+from woods.embedding.encoder import load_wordpiece_tokenizer, minilm_model_dir
+from woods.embedding.provider import InputTooLongError
+from woods.embedding.text import unit_embedding_prefix
+from woods.extract import extract_file
 from woods.units import Unit
 
 DETECTIONS = ("ast", "lines")
@@ -515,3 +517,37 @@ def test_chunk_unit_base_id_names_semantic_chunks():
     chunks = chunk_unit(units[("model", "User")], wordpiece_count, 128, base_id="model:User")
     assert [c.embedding_id for c in chunks] == [f"model:User#chunk_{i}" for i in range(len(chunks))]
     assert any(c.chunk_type.startswith("methods_part_") for c in chunks)
+
+
+def test_member_units_give_the_method_ranges_without_a_second_parse(monkeypatch):
+    """The index builder passes a unit's members: their line ranges (from the extractor's parse)
+    must give exactly the sections the parse gives, and chunking must not parse again."""
+    units = rails_units()
+    members: dict[str, list[Unit]] = {}
+    for unit in units:
+        if unit.parent:
+            members.setdefault(unit.parent, []).append(unit)
+    containers = [u for u in units if u.type in SEMANTIC_UNIT_TYPES and members.get(u.identifier)]
+    assert {"model", "controller"} <= {u.type for u in containers}
+    expected = {u.identifier: semantic_chunks(u, threshold_tokens=0) for u in containers}
+
+    import woods.extract.base as base
+
+    def no_parse(*_args: object) -> None:
+        raise AssertionError("chunking parsed a source its member units already describe")
+
+    monkeypatch.setattr(base, "parse", no_parse)
+    for unit in containers:
+        kids = members[unit.identifier]
+        assert semantic_chunks(unit, threshold_tokens=0, members=kids) == expected[unit.identifier]
+        chunk_unit(unit, wordpiece_count, 128, kids)  # must not parse either
+
+
+def test_member_spans_extend_over_a_heredoc_the_method_opens():
+    source = "class Q\n  def sql = <<~SQL\n    SELECT 1\n  SQL\n\n  def other\n    2\n  end\nend\n"
+    unit = Unit("Q", "service", "ruby", "app/services/q.rb", 1, 9, source)
+    sql = Unit("Q#sql", "method", "ruby", "app/services/q.rb", 2, 2, "def sql = <<~SQL", parent="Q")
+    other = Unit("Q#other", "method", "ruby", "app/services/q.rb", 6, 8, "def other\n    2\n  end", parent="Q")
+    spans = member_method_spans(unit, [other, sql])
+    assert [(s.first, s.last, s.def_text) for s in spans] == [(1, 3, "def sql = <<~SQL"), (5, 7, "def other")]
+    assert spans == method_spans(source)

@@ -331,3 +331,33 @@ def test_vector_hits_read_only_their_own_metadata_rows(tmp_path):
     hits = vectors.search(FakeEmbeddingProvider().embed("step"), 3)
     assert len(hits) == 3 and calls and all(ids is not None and len(ids) <= 19 for ids in calls)
     stores.close()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "count_mismatch"])
+def test_failed_opens_leak_no_descriptor_or_reader_lock(tmp_path, damage):
+    """A server retries opening on every call: a corrupt generation must not leave an open file
+    or a shared lock behind each time (50 failed opens, the same descriptors as before)."""
+    import fcntl
+    import os
+
+    store = tmp_path / "store"
+    build_index_from_units([unit("A"), unit("B")], FakeEmbeddingProvider(), store)
+    generation = layout.read_current(store)
+    db = generation / layout.METADATA_FILE
+    if damage == "truncated":
+        db.write_bytes(db.read_bytes()[:300])
+    else:
+        manifest = json.loads((generation / layout.MANIFEST_FILE).read_text())
+        manifest["counts"]["units"] = 7
+        (generation / layout.MANIFEST_FILE).write_text(json.dumps(manifest))
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        with pytest.raises(CorruptIndexError):
+            IndexStores.open(store)
+    assert len(os.listdir("/proc/self/fd")) == before
+    # and no reader holds the generation: an exclusive probe succeeds
+    fd = os.open(generation / layout.MANIFEST_FILE, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(fd)

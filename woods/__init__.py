@@ -4,7 +4,7 @@ Kept import-light on purpose: `import woods` (and `woods --help`) must not load 
 tree-sitter grammars; each heavy dependency is imported where it is first needed.
 """
 
-__version__ = "0.1.0"
+from woods.version import __version__
 
 __all__ = ["Index", "__version__"]
 

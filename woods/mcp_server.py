@@ -556,7 +556,7 @@ def build_server(tools: WoodsTools) -> Any:
     import mcp_types as types
     from mcp.server import Server
 
-    from woods import __version__
+    from woods.version import __version__
 
     listed = [
         types.Tool(

@@ -249,17 +249,18 @@ class Ranker:
 
 
 def compute_percentiles(graph: GraphStore | None) -> Mapping[str, float]:
+    """PageRank percentiles per identifier (1.0 = most central). A graph store that does not
+    compute PageRank (`NotImplementedError`) means "no PageRank" (Ruby B-108: the signal is then
+    neutral); any other failure is a store failure and propagates as the store's error."""
     if graph is None:
         return {}
     precomputed = getattr(graph, "pagerank_percentiles", None)
     if callable(precomputed):  # the SQLite graph store stores them at index time (same formula)
-        try:
-            return precomputed()
-        except Exception:
-            return {}
+        stored: Mapping[str, float] = precomputed()
+        return stored
     try:
         scores = graph.pagerank()
-    except (NotImplementedError, Exception):  # any failure means "no PageRank" (B-108)
+    except NotImplementedError:
         return {}
     if not scores:
         return {}

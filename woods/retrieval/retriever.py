@@ -80,7 +80,7 @@ class _Translated:
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return value(*args, **kwargs)
-            except WoodsError:
+            except (WoodsError, NotImplementedError):  # NotImplementedError: the store lacks a feature
                 raise
             except Exception as exc:  # any adapter failure is a store failure here
                 raise StoreError(f"{name} store call {attribute} failed: {type(exc).__name__}: {exc}", store=name) from exc

@@ -30,9 +30,12 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
+
+if TYPE_CHECKING:
+    from woods.store.metadata import SQLiteMetadataStore
 
 # Bump on every change to the on-disk layout or the SQLite schema: an index of another version is
 # refused with "run `woods index --full`" instead of failing later on a missing column.
@@ -154,29 +157,20 @@ class IndexStores:
 
     def __init__(self, store_dir: Path, generation: Path, manifest: Manifest) -> None:
         from woods.store.graph import SQLiteGraphStore
-        from woods.store.metadata import SQLiteMetadataStore
 
         self.store_dir = store_dir
         self.generation = generation
         self.manifest = manifest
-        self._reader_lock = _hold_shared(generation / MANIFEST_FILE)
-        db_path = generation / METADATA_FILE
-        if not db_path.is_file():
-            raise CorruptIndexError(f"{db_path} is missing; run `woods index --full`")
-        try:
-            self.metadata = SQLiteMetadataStore(db_path)
-            units = self.metadata.count()
-            chunk_count = self.metadata.chunk_count()
-        except sqlite3.DatabaseError as exc:
-            raise CorruptIndexError(f"{db_path} is not a readable woods database ({exc}); run `woods index --full`") from exc
-        expected = manifest.counts
-        if expected.get("units", units) != units or expected.get("chunks", chunk_count) != chunk_count:
-            raise CorruptIndexError(
-                f"{db_path} holds {units} units / {chunk_count} chunks, the manifest says "
-                f"{expected.get('units')} / {expected.get('chunks')}; run `woods index --full`"
-            )
-        self.graph = SQLiteGraphStore(self.metadata)
         self._vectors: Any = None
+        self._reader_lock = _hold_shared(generation / MANIFEST_FILE)
+        try:
+            self.metadata = _open_checked_metadata(generation / METADATA_FILE, manifest)
+        except BaseException:
+            # A generation that fails its checks must not keep the reader's lock (a server that
+            # retries on every call would otherwise leak a descriptor per call).
+            self._release_reader_lock()
+            raise
+        self.graph = SQLiteGraphStore(self.metadata)
 
     @classmethod
     def open(cls, store_dir: Path) -> IndexStores:
@@ -210,6 +204,9 @@ class IndexStores:
 
     def close(self) -> None:
         self.metadata.close()
+        self._release_reader_lock()
+
+    def _release_reader_lock(self) -> None:
         if self._reader_lock is not None:
             os.close(self._reader_lock)
             self._reader_lock = None
@@ -219,6 +216,35 @@ class IndexStores:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _open_checked_metadata(db_path: Path, manifest: Manifest) -> SQLiteMetadataStore:
+    """The generation's database, checked against the manifest's counts; closed again (never
+    leaked) when it is missing, unreadable or disagrees, which raises CorruptIndexError."""
+    from woods.store.metadata import SQLiteMetadataStore
+
+    if not db_path.is_file():
+        raise CorruptIndexError(f"{db_path} is missing; run `woods index --full`")
+    try:
+        store = SQLiteMetadataStore(db_path)
+    except sqlite3.DatabaseError as exc:
+        raise CorruptIndexError(f"{db_path} is not a readable woods database ({exc}); run `woods index --full`") from exc
+    try:
+        units = store.count()
+        chunk_count = store.chunk_count()
+        expected = manifest.counts
+        if expected.get("units", units) != units or expected.get("chunks", chunk_count) != chunk_count:
+            raise CorruptIndexError(
+                f"{db_path} holds {units} units / {chunk_count} chunks, the manifest says "
+                f"{expected.get('units')} / {expected.get('chunks')}; run `woods index --full`"
+            )
+    except sqlite3.DatabaseError as exc:
+        store.close()
+        raise CorruptIndexError(f"{db_path} is not a readable woods database ({exc}); run `woods index --full`") from exc
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def _hold_shared(path: Path) -> int | None:

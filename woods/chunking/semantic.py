@@ -26,12 +26,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from woods.chunking import CHUNK_WHOLE, Chunk, _Splitter, chunk_id
+from woods.chunking.chunks import CHUNK_WHOLE, Chunk, TokenCounter, chunk_id
+from woods.chunking.splitter import Splitter
 from woods.embedding.provider import InputTooLongError
 from woods.embedding.text import embedding_text, unit_embedding_prefix
 from woods.units import Unit
 
-TokenCounter = Callable[[str], int]
 MethodDetection = Literal["ast", "lines"]
 
 # The gem's default: a unit of at most 200 estimated tokens is one `whole` chunk — splitting
@@ -207,6 +207,53 @@ def _ast_method_spans(source: str) -> list[MethodSpan] | None:
             continue
         spans.append(MethodSpan(row, last, def_text, bool(before) and before[-1] in PRIVATE_DEF_MODIFIERS))
     return spans
+
+
+# A heredoc opener (`<<~SQL`, `<<-'EOS'`, `<<HTML`) and the identifier its closing line repeats.
+HEREDOC_OPENER = re.compile(r"<<[~-]?(['\"`]?)([A-Za-z_]\w*)\1")
+
+
+def member_method_spans(unit: Unit, members: Sequence[Unit]) -> list[MethodSpan]:
+    """Outermost method spans from the unit's member units, whose line ranges the extractor
+    already took from the tree-sitter parse — so chunking never parses the source again.
+
+    Methods sharing a line merge (as in the parse); a heredoc opened on a method's lines whose
+    body the parse places after the method (`def x = <<~SQL`) extends the method to its closing
+    line, found by scanning the unit's own lines.
+    """
+    lines = split_lines(unit.source_code or "")
+    methods = sorted(
+        (m for m in members if m.type == "method" and m.file_path == unit.file_path),
+        key=lambda m: (m.line_start, -m.line_end, m.identifier),
+    )
+    spans: list[MethodSpan] = []
+    for member in methods:
+        first, last = member.line_start - unit.line_start, member.line_end - unit.line_start
+        if first < 0 or last >= len(lines) or first > last:
+            continue
+        if spans and first <= spans[-1].last:  # nested or sharing a line with the previous method
+            previous = spans[-1]
+            spans[-1] = MethodSpan(previous.first, max(previous.last, last), previous.def_text, previous.private_def)
+            continue
+        head = (member.source_code or "").split("\n", 1)[0]
+        column = lines[first].find(head) if head else -1
+        before = lines[first][:column].split() if column > 0 else []
+        private_def = bool(before) and before[-1] in PRIVATE_DEF_MODIFIERS
+        spans.append(MethodSpan(first, _extend_over_heredoc_lines(lines, first, last), head, private_def))
+    return spans
+
+
+def _extend_over_heredoc_lines(lines: Sequence[str], first: int, last: int) -> int:
+    """The last line of the method, past the closing line of any heredoc opened on its lines."""
+    cursor = first
+    while cursor <= last:
+        for match in HEREDOC_OPENER.finditer(lines[cursor]):
+            tag = match.group(2)
+            closing = next((i for i in range(cursor + 1, len(lines)) if lines[i].strip() == tag), None)
+            if closing is not None and closing > last:
+                last = closing
+        cursor += 1
+    return last
 
 
 def _extend_over_heredocs(first: int, last: int, heredocs: Sequence[tuple[int, int]]) -> int:
@@ -405,14 +452,17 @@ def method_sections(lines: Sequence[str], spans: Sequence[MethodSpan]) -> Sectio
     return [(SUMMARY, summary), *methods.items(), (PRIVATE_METHODS, private)]
 
 
-def unit_sections(unit: Unit, detection: MethodDetection = "ast") -> Sections | None:
+def unit_sections(
+    unit: Unit, detection: MethodDetection = "ast", members: Sequence[Unit] | None = None
+) -> Sections | None:
     """The unit's sections by its type, or None for a unit the gem keeps whole (a type it does not
-    split, or a non-Ruby unit: the classifiers read Ruby lines)."""
+    split, or a non-Ruby unit: the classifiers read Ruby lines). With `members` (the unit's
+    member units, from extraction), method ranges come from them instead of `detection`."""
     if unit.language != "ruby" or unit.type not in SEMANTIC_UNIT_TYPES:
         return None
     source = unit.source_code or ""
     lines = split_lines(source)
-    spans = method_spans(source, detection)
+    spans = member_method_spans(unit, members) if members is not None else method_spans(source, detection)
     if unit.type == "model":
         return model_sections(lines, spans)
     if unit.type == "controller":
@@ -446,7 +496,7 @@ def _split_oversize(unit: Unit, chunk: SemanticChunk, count: TokenCounter, max_t
         return [chunk]
     # Packing always counts prefix + "\n" + part; with no prefix that is one extra newline,
     # which costs a word-piece or whitespace counter nothing and the estimate one character.
-    splitter = _Splitter(chunk.content, prefix or "", count, max_tokens)
+    splitter = Splitter(chunk.content, prefix or "", count, max_tokens)
     if splitter.budget <= 0:
         text = embedding_text(prefix or "", chunk.content[:1])
         raise InputTooLongError(count(text), max_tokens, text)
@@ -475,6 +525,7 @@ def semantic_chunks(
     max_tokens: int | None = None,
     prefix: str | None = None,
     method_detection: MethodDetection = "ast",
+    members: Sequence[Unit] | None = None,
 ) -> list[SemanticChunk]:
     """The unit's semantic chunks, as the gem's SemanticChunker emits them.
 
@@ -487,7 +538,7 @@ def semantic_chunks(
     source = unit.source_code or ""
     if not source.strip():
         return []
-    sections = None if estimated_tokens(source) <= threshold_tokens else unit_sections(unit, method_detection)
+    sections = None if estimated_tokens(source) <= threshold_tokens else unit_sections(unit, method_detection, members)
     if sections is None:
         line_count = len(split_lines(source))
         chunks = [_section_chunk(unit, CHUNK_WHOLE, source, range(line_count))]
@@ -512,12 +563,14 @@ def semantic_unit_chunks(
     base_id: str | None = None,
     method_detection: MethodDetection = "ast",
     prefix: str | None = None,
+    members: Sequence[Unit] | None = None,
 ) -> list[Chunk] | None:
     """Embedding chunks along the unit's sections, for `chunking.chunk_unit` when a unit does not
     fit the embedder; None when the unit is not a Ruby unit the gem splits semantically, or when it
     has fewer than two non-blank sections (plain member/line packing is then as good).
 
-    Every chunk's text (prefix + "\\n" + content) fits `max_tokens`; ids are `<base>#chunk_<i>`
+    `members` (the unit's member units) give the method ranges when known (see
+    `member_method_spans`). Every chunk's text (prefix + "\\n" + content) fits `max_tokens`; ids are `<base>#chunk_<i>`
     in section order; `chunk_type` is the section's (`summary`, `action_show`, `methods_part_0` …);
     the chunks' lines cover every non-blank line of the source; a chunk's line range is its first
     to last line, which may enclose lines of other sections.
@@ -525,7 +578,7 @@ def semantic_unit_chunks(
     if unit.language != "ruby" or unit.type not in SEMANTIC_UNIT_TYPES:
         return None
     prefix = unit_embedding_prefix(unit) if prefix is None else prefix
-    sections = semantic_chunks(unit, threshold_tokens=0, method_detection=method_detection)
+    sections = semantic_chunks(unit, threshold_tokens=0, method_detection=method_detection, members=members)
     if len(sections) < 2:
         return None
     base = base_id if base_id is not None else unit.identifier

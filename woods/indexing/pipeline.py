@@ -1,0 +1,216 @@
+"""Indexing a repository: discover → parse → (purge guard) → one generation → publish.
+
+Why one entry point: every interface (CLI, MCP server, Python API) indexes through
+`index_repository`, so locking, incremental reuse, the purge guard and the summary are the same
+whichever asked. The store lock is held for the whole run: a second indexer waits instead of
+parsing and embedding in vain.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from woods.discovery import discover
+from woods.embedding.provider import EmbeddingProvider
+from woods.errors import InputError
+from woods.extract.layout import RepositoryLayout
+from woods.indexing.generation import build_index_from_units, crash_test_pause, open_previous
+from woods.indexing.parse import PARALLEL_PARSE_MIN_FILES, cache_lookup, extract_files
+from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
+from woods.indexing.vector_cache import embedder_description
+from woods.store import index as layout
+from woods.store.index import IndexStores
+from woods.store.metadata import FileRow
+from woods.version import __version__
+
+
+def go_module_aliases(root: Path, go_mod_paths: Sequence[str]) -> dict[str, str]:
+    """Go module path → repository directory, from every discovered go.mod (import path linking)."""
+    aliases: dict[str, str] = {}
+    for rel in go_mod_paths:
+        try:
+            text = (root / rel).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0] == "module":
+                directory = os.path.dirname(rel)
+                aliases[parts[1].strip('"')] = directory
+                break
+    return aliases
+
+
+
+
+# An incremental run that would remove more than this share of the indexed units is refused unless
+# the caller allows it (Ruby WOODS_ALLOW_PURGE): a wrong path or a half-checked-out tree should not
+# silently wipe an index people rely on.
+PURGE_GUARD_SHARE = 0.30
+
+def index_repository(
+    root: Path,
+    store_dir: Path,
+    provider_factory: Callable[[], EmbeddingProvider],
+    *,
+    max_file_bytes: int = 1_000_000,
+    progress: Progress | None = None,
+    wait: float = 30.0,
+    full: bool = False,
+    allow_purge: bool = False,
+    workers: int = 1,
+    parallel_min_files: int = PARALLEL_PARSE_MIN_FILES,
+) -> IndexSummary:
+    """Index the repository at `root` into `store_dir` and publish it.
+
+    `workers > 1` parses large repositories in a process pool (`parse_workers()` picks a count for
+    the machine). The pool's workers re-import the calling program's main module, so a script
+    that passes workers > 1 needs the usual `if __name__ == "__main__":` guard; the CLI and the
+    MCP server do.
+
+    Incremental by default: files whose size and mtime (or, failing that, content hash) match the
+    previous generation are not read or parsed again, and embedding texts seen before are not
+    embedded again. `full=True` rebuilds everything from scratch.
+    """
+    if not root.exists():
+        raise InputError(f"path not found: {root}")
+    if not root.is_dir():
+        raise InputError(f"not a directory: {root}; pass a repository directory")
+    progress = progress or SilentProgress()
+    summary = IndexSummary(store_dir=str(store_dir), generation="", full=full)
+    # The lock covers the whole run: a second indexer waits instead of parsing and embedding in vain.
+    with layout.StoreLock(store_dir, wait):
+        layout.cleanup(store_dir)
+        previous = None if full else open_previous(store_dir, summary)
+        try:
+            return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary,
+                                 previous, allow_purge, workers, parallel_min_files)
+        finally:
+            if previous is not None:
+                previous.close()
+
+
+def _up_to_date(
+    previous: IndexStores | None,
+    rows: Sequence[FileRow],
+    summary: IndexSummary,
+    provider: EmbeddingProvider,
+    layout_key: str,
+    max_file_bytes: int,
+    aliases: dict[str, str],
+) -> bool:
+    """True when the published generation already is what this run would write: every file reused
+    unchanged (same set, same content), same extraction layout, options, woods version and embedder.
+    Then no new generation is written at all (the Ruby gem: "nothing processed, nothing vanished
+    writes no dump")."""
+    if previous is None or summary.full or summary.reused_files != len(rows):
+        return False
+    manifest = previous.manifest.data
+    same_files = len(rows) == manifest.get("counts", {}).get("files")
+    return (
+        same_files
+        and manifest.get("layout_key") == layout_key
+        and manifest.get("max_file_bytes") == max_file_bytes
+        and manifest.get("prefix_aliases", {}) == aliases
+        and manifest.get("woods_version") == __version__
+        and manifest.get("embedder") == embedder_description(provider)
+        and all(row.mtime_ns == old.mtime_ns for row, old in zip(rows, previous.metadata.files(), strict=False))
+    )
+
+
+def _index_locked(
+    root: Path,
+    store_dir: Path,
+    provider_factory: Callable[[], EmbeddingProvider],
+    max_file_bytes: int,
+    progress: Progress,
+    summary: IndexSummary,
+    previous: IndexStores | None,
+    allow_purge: bool,
+    workers: int,
+    parallel_min_files: int,
+) -> IndexSummary:
+    started = time.perf_counter()
+    progress.phase("discover", None)
+    crash_test_pause("discover")
+    found = discover(root, max_file_bytes=max_file_bytes)
+    summary.skipped = dict(sorted(found.skipped.items()))
+    summary.skipped_examples = {k: list(v) for k, v in sorted(found.skipped_examples.items())}
+    summary.warnings.extend(found.warnings)
+    timed(summary.seconds, "discover", started)
+    if previous is not None and not found.files and not allow_purge:
+        raise InputError(
+            f"no source files found under {root}, the index there holds {previous.metadata.count()} units; "
+            "refusing to empty it (check the path, or pass --allow-purge)"
+        )
+
+    started = time.perf_counter()
+    repo_layout = RepositoryLayout.from_paths(f.path for f in found.files)
+    layout_key = repo_layout.key(__version__)
+    crash_test_pause("parse")
+    units, rows = extract_files(
+        root, found.files, progress, summary, workers=workers, cached=cache_lookup(root, previous, layout_key),
+        layout=repo_layout, parallel_min_files=parallel_min_files,
+    )
+    summary.files = len(rows)
+    summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))
+    timed(summary.seconds, "parse", started)
+
+    if previous is not None:
+        before = previous.metadata.identifiers()
+        after = {u.identifier for u in units}
+        removed = len(before - after)
+        summary.removed_units = removed
+        if before and removed / len(before) > PURGE_GUARD_SHARE and not allow_purge:
+            raise InputError(
+                f"this run would remove {removed} of {len(before)} indexed units ({removed / len(before):.0%}, "
+                f"over the {PURGE_GUARD_SHARE:.0%} guard); pass --allow-purge if that is intended"
+            )
+
+    extractions = {
+        row.path: {"language": row.language, "warnings": list(row.warnings), "units": []} for row in rows
+    }
+    for unit in units:
+        extractions[unit.file_path]["units"].append(unit.to_raw())
+
+    # go.mod is not source (discovery skips it); look where Go modules conventionally live.
+    go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
+    aliases = go_module_aliases(root, go_mods)
+    provider = provider_factory()  # cheap: models load on the first text to embed
+    if _up_to_date(previous, rows, summary, provider, layout_key, max_file_bytes, aliases):
+        summary.up_to_date = True
+        summary.generation = previous.generation.name
+        summary.units = previous.metadata.count()
+        summary.units_by_type = previous.metadata.type_counts()
+        summary.chunks = previous.metadata.chunk_count()
+        summary.reused_vectors = summary.chunks
+        counts = previous.manifest.counts
+        summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
+        return summary
+    return build_index_from_units(
+        units,
+        provider,
+        store_dir,
+        link=True,
+        chunk=True,
+        root=root.resolve(),
+        files=rows,
+        summary=summary,
+        progress=progress,
+        prefix_aliases=aliases,
+        lock=False,
+        extra_manifest={
+            "skipped": summary.skipped,
+            "max_file_bytes": max_file_bytes,
+            "layout_key": layout_key,
+            "prefix_aliases": aliases,
+        },
+        extractions=extractions,
+        reuse_vectors=previous is not None,
+        previous=previous,
+    )
+
