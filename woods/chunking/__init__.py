@@ -72,9 +72,9 @@ def chunk_unit(
     # container's vectors then describe what the container itself says instead of repeating its
     # members (on the Python standard library this cut the embedded texts from 187k to ~90k).
     if skeleton and children and not _semantic_candidate(unit):
-        skeleton = skeleton_source(unit, children)
-        if skeleton != source:
-            return _pack(unit, skeleton, prefix, provider_count_tokens, max_tokens, base, (), CHUNK_SKELETON)
+        outline = skeleton_source(unit, children)
+        if outline != source:
+            return _pack(unit, outline, prefix, provider_count_tokens, max_tokens, base, (), CHUNK_SKELETON)
     # A Ruby model/controller/class-like unit that must be split is split along its sections
     # (summary, associations, action_show, method_call …) instead of line windows (spec §1.5). Its
     # chunks cover the source but need not concatenate to it (a section gathers non-contiguous

@@ -27,7 +27,7 @@ import numpy as np
 
 from woods.embedding.provider import EmbeddingProvider
 from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError
-from woods.indexing.plan import prepare_texts
+from woods.indexing.plan import PreparedText, prepare_texts
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorCache, embedder_description
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
@@ -72,6 +72,13 @@ def open_previous(store_dir: Path, summary: IndexSummary) -> IndexStores | None:
             f"the published index could not be read ({exc}); built from scratch: nothing reused, purge guard not applied"
         )
         return None
+
+
+def _text_of(prepared: PreparedText) -> str:
+    """The text to embed; a reused plan has none, but its vector is always in the cache."""
+    if prepared.text is None:
+        raise IndexingError(f"no text and no cached vector for chunk {prepared.chunk_index} of {prepared.key}")
+    return prepared.text
 
 
 def stable_id(unit: Unit) -> str:
@@ -209,7 +216,7 @@ def write_generation(
     for start in range(0, len(order), EMBED_BATCH):
         batch = order[start : start + EMBED_BATCH]
         try:
-            embedded = model.embed_batch([texts[missing[h][0]].text for h in batch])
+            embedded = model.embed_batch([_text_of(texts[missing[h][0]]) for h in batch])
         except Exception as exc:
             raise IndexingError(f"embedding failed: {exc}") from exc
         for text_hash, vector in zip(batch, embedded, strict=True):

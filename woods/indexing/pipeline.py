@@ -95,7 +95,7 @@ def index_repository(
 
 
 def _up_to_date(
-    previous: IndexStores | None,
+    previous: IndexStores,
     rows: Sequence[FileRow],
     summary: IndexSummary,
     provider: EmbeddingProvider,
@@ -107,7 +107,7 @@ def _up_to_date(
     unchanged (same set, same content), same extraction layout, options, woods version and embedder.
     Then no new generation is written at all (the Ruby gem: "nothing processed, nothing vanished
     writes no dump")."""
-    if previous is None or summary.full or summary.reused_files != len(rows):
+    if summary.full or summary.reused_files != len(rows):
         return False
     manifest = previous.manifest.data
     same_files = len(rows) == manifest.get("counts", {}).get("files")
@@ -171,17 +171,19 @@ def _index_locked(
                 f"over the {PURGE_GUARD_SHARE:.0%} guard); pass --allow-purge if that is intended"
             )
 
-    extractions = {
-        row.path: {"language": row.language, "warnings": list(row.warnings), "units": []} for row in rows
-    }
+    raw_units: dict[str, list[dict[str, object]]] = {row.path: [] for row in rows}
     for unit in units:
-        extractions[unit.file_path]["units"].append(unit.to_raw())
+        raw_units[unit.file_path].append(unit.to_raw())
+    extractions: dict[str, dict[str, object]] = {
+        row.path: {"language": row.language, "warnings": list(row.warnings), "units": raw_units[row.path]}
+        for row in rows
+    }
 
     # go.mod is not source (discovery skips it); look where Go modules conventionally live.
     go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
     aliases = go_module_aliases(root, go_mods)
     provider = provider_factory()  # cheap: models load on the first text to embed
-    if _up_to_date(previous, rows, summary, provider, layout_key, max_file_bytes, aliases):
+    if previous is not None and _up_to_date(previous, rows, summary, provider, layout_key, max_file_bytes, aliases):
         summary.up_to_date = True
         summary.generation = previous.generation.name
         summary.units = previous.metadata.count()
