@@ -130,7 +130,8 @@ def test_vector_search_does_not_import_torch(model_repo):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
                           env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["strategy"] == "vector"
+    payload = json.loads(proc.stdout)
+    assert payload["strategy"] == "hybrid" and payload["trace"]["legs"] == ["lexical", "vector"]  # the vector leg ran
     assert proc.stderr.strip().endswith("NO-TORCH")
 
 

@@ -65,7 +65,7 @@ def test_run_evaluation_with_stores_and_report_json(tmp_path) -> None:
         {"id": "k1", "strategy": "keyword", "query": "find invoice", "expected_units": ["Billing::Invoice"]},
         {"id": "f1", "strategy": "fallback", "query": "find exactly Author", "expected_units": ["ChargeJob"], "types": ["job"]},
     ]}))
-    report = run_evaluation(path, stores=stores, embedder_factory=CountingFactory(embedder), budget=2000)
+    report = run_evaluation(path, stores=stores, embedder_factory=CountingFactory(embedder), budget=2000, profile="ruby")
     data = json.loads(json.dumps(report.to_dict()))
     assert data["schema_version"] == 1
     first, second = data["queries"]

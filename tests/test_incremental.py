@@ -412,3 +412,37 @@ def test_unusable_previous_vectors_are_reported_and_everything_is_embedded(tmp_p
     summary, provider = _index(root, store)
     assert summary.reused_vectors == 0 and summary.embedded == summary.chunks > first.chunks - 5
     assert any("vectors of the previous index are unusable" in w for w in summary.warnings)
+
+
+def test_a_schema_change_rebuilds_but_reuses_the_vectors(tmp_path):
+    """Upgrading woods to another index schema rebuilds the index — without re-embedding code whose
+    embedding text and model are unchanged."""
+    from woods.store import index as layout
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    first, _ = _index(root, store)
+    manifest_path = layout.read_current(store) / layout.MANIFEST_FILE
+    manifest = json.loads(manifest_path.read_text())
+    manifest["schema_version"] = layout.SCHEMA_VERSION - 1
+    manifest_path.write_text(json.dumps(manifest))
+    summary, provider = _index(root, store)
+    assert summary.full is True and any("another schema" in w for w in summary.warnings)
+    assert summary.embedded == 0 and summary.reused_vectors == summary.chunks == first.chunks
+    assert provider.embedded == []
+    with IndexStores.open(store) as stores:
+        assert stores.manifest.schema_version == layout.SCHEMA_VERSION
+
+
+def test_full_reuses_nothing_even_after_a_schema_change(tmp_path):
+    from woods.store import index as layout
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    manifest_path = layout.read_current(store) / layout.MANIFEST_FILE
+    manifest = json.loads(manifest_path.read_text())
+    manifest["schema_version"] = layout.SCHEMA_VERSION - 1
+    manifest_path.write_text(json.dumps(manifest))
+    summary, provider = _index(root, store, full=True)
+    assert summary.reused_vectors == 0 and provider.embedded

@@ -34,7 +34,7 @@ EDGES = [("Billing::Payment", "Billing::Invoice"), ("ChargeJob", "Billing::Payme
 def retriever(mode: str = "semantic") -> tuple[Retriever, CountingFactory]:
     stores, embedder = build_fake_index(RECORDS, EDGES)
     factory = CountingFactory(embedder)
-    return Retriever(stores, factory, mode=mode), factory
+    return Retriever(stores, factory, mode=mode, profile="ruby"), factory
 
 
 @pytest.mark.parametrize("query", ["", "   \n\t", None, 42, "x" * 8193, "é" * 4097])
@@ -205,5 +205,5 @@ def test_store_failures_become_store_errors() -> None:
 
     stores.metadata.search = broken
     with pytest.raises(StoreError) as caught:
-        Retriever(stores, CountingFactory(embedder)).retrieve("find invoice")
+        Retriever(stores, CountingFactory(embedder), profile="ruby").retrieve("find invoice")
     assert caught.value.store == "metadata"

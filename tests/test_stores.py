@@ -16,6 +16,7 @@ from woods.store import index as layout
 from woods.store.graph import compute_pagerank
 from woods.store.identity import assign_keys, key_parts, public_identifier, strip_chunk, typed_key
 from woods.store.index import IndexStores, StoreLock
+from woods.tokens import query_terms
 from woods.units import Dependency, Unit
 
 
@@ -117,15 +118,29 @@ def test_records_carry_storage_key_and_typed_duplicates_stay_apart(tmp_path):
     stores.close()
 
 
-def test_fts_ranks_name_hits_and_survives_syntax_characters(tmp_path):
+WEIGHTS = (8.0, 2.0, 4.0, 3.0, 1.0)
+
+
+def test_lexical_index_ranks_name_hits_and_survives_syntax_characters(tmp_path):
     stores = build(tmp_path, [
         unit("InvoiceMailer", source="class InvoiceMailer\n  def notify; end\nend\n"),
         unit("Report", source="class Report\n  # mentions invoice once\nend\n"),
     ])
-    hits = stores.metadata.fts("invoice", 10)
-    assert [k for k, _ in hits][0] == "InvoiceMailer"
-    for hostile in ['"', "AND OR NOT", "*", "a:b", "(", "NEAR(", "\x00"]:
-        stores.metadata.fts(hostile, 5)  # never an FTS5 syntax error
+    hits = stores.metadata.lexical_search(query_terms("invoice"), 10, WEIGHTS)
+    assert [k for k, _ in hits] == ["InvoiceMailer", "Report"]  # the name part outranks a comment
+    for hostile in ['"', "AND OR NOT", "*", "a:b", "(", "NEAR(", "\x00", "é\u200b"]:
+        stores.metadata.lexical_search([hostile, "invoice"], 5, WEIGHTS)  # never an FTS5 syntax error
+    stores.close()
+
+
+def test_lexical_index_splits_identifiers_and_stems(tmp_path):
+    stores = build(tmp_path, [
+        unit("Dispatcher", source="class Dispatcher\n  def full_dispatch_request; end\nend\n"),
+        unit("Other", source="class Other\n  def render; end\nend\n"),
+    ])
+    # camelCase/snake_case parts and word forms (requests → request) meet
+    assert [k for k, _ in stores.metadata.lexical_search(query_terms("dispatching requests"), 5, WEIGHTS)] == ["Dispatcher"]
+    assert [k for k, _ in stores.metadata.lexical_search(query_terms("full_dispatch_request"), 5, WEIGHTS)] == ["Dispatcher"]
     stores.close()
 
 
@@ -270,7 +285,7 @@ def test_reading_never_writes(tmp_path):
     before = snapshot()
     with IndexStores.open(store) as stores:
         stores.metadata.search("a")
-        stores.metadata.fts("a", 5)
+        stores.metadata.lexical_search(["a"], 5, WEIGHTS)
         stores.vectors.search(FakeEmbeddingProvider().embed("class a"), 5)
         stores.graph.dependencies_of("A")
     assert snapshot() == before

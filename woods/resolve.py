@@ -822,7 +822,7 @@ def make_searcher(
     hits under `min_cosine` are dropped before fusion. Scores are the ranker's final scores."""
     from woods.retrieval.retriever import Retriever
 
-    retriever = Retriever(_CosineFloorStores(stores, min_cosine), embedder_factory)
+    retriever = Retriever(_CosineFloorStores(stores, min_cosine), embedder_factory, profile="ruby")
     strategy = "hybrid" if embedder_factory is not None else "keyword"
 
     def search(query: str, depth: int) -> list[Candidate]:

@@ -173,11 +173,17 @@ def run_evaluation(
     embedder_factory: Callable[[], Any] | None = None,
     rrf_policy: str = "unit",
     with_baselines: bool = True,
+    profile: str | None = None,
 ) -> EvaluationReport:
-    """Evaluate a query set against `stores`, or against a corpus indexed on the fly."""
+    """Evaluate a query set against `stores`, or against a corpus indexed on the fly.
+
+    `profile` is the ranking profile; by default "ruby" for a corpus (the Ruby gem's bench format,
+    where parity is what is measured) and "code" (woods' default ranking) for an index."""
     queries = _load_queries(queryset_path)
     if stores is not None:
-        retriever = Retriever(stores, embedder_factory or _index_embedder(stores), rrf_policy=rrf_policy)
+        retriever = Retriever(
+            stores, embedder_factory or _index_embedder(stores), rrf_policy=rrf_policy, profile=profile or "code"
+        )
         return _run(retriever, queries, budget, stores, None, with_baselines)
 
     corpus_file = corpus_path or queryset_path
@@ -188,7 +194,9 @@ def run_evaluation(
         raw = build_corpus_index(corpus, vectors_path, Path(tmp) / "index")
         try:
             bench = BenchStores(raw)
-            retriever = Retriever(bench, embedder_factory or replay_factory(vectors_path), rrf_policy=rrf_policy)
+            retriever = Retriever(
+                bench, embedder_factory or replay_factory(vectors_path), rrf_policy=rrf_policy, profile=profile or "ruby"
+            )
             return _run(retriever, queries, budget, bench, corpus.name, with_baselines)
         finally:
             raw.close()

@@ -51,6 +51,11 @@ def detect_package_dirs(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+# Bump whenever an extractor's output changes for the same input (new unit types, identifiers, edges):
+# cached extractions of an older format are then not reused.
+EXTRACTION_FORMAT = 2
+
+
 @dataclass(frozen=True, slots=True)
 class RepositoryLayout:
     """Repository-wide facts extraction depends on, computed once per index run.
@@ -79,6 +84,7 @@ class RepositoryLayout:
         """SHA-256 of the layout and the extractor version: cached extractions need both unchanged."""
         facts = {
             "woods": version,
+            "extraction_format": EXTRACTION_FORMAT,
             "rails": sorted(self.rails_roots),
             "python": sorted(self.python_package_dirs) if self.python_package_dirs is not None else None,
         }

@@ -27,14 +27,15 @@ import numpy as np
 
 from woods.embedding.provider import EmbeddingProvider
 from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError
-from woods.indexing.plan import PreparedText, prepare_texts
+from woods.indexing.lexical import lexical_document
+from woods.indexing.plan import PreparedText, children_by_parent, prepare_texts
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
-from woods.indexing.vector_cache import VectorCache, embedder_description
+from woods.indexing.vector_cache import VectorCache, VectorSource, embedder_description
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
 from woods.store import index as layout
 from woods.store.graph import compute_pagerank, pagerank_percentiles
 from woods.store.identity import assign_keys
-from woods.store.index import IndexStores
+from woods.store.index import IndexStores, ReusableVectors, SchemaMismatchError
 from woods.store.metadata import ChunkRow, FileRow, MetadataWriter
 from woods.units import Unit
 from woods.version import __version__
@@ -61,10 +62,16 @@ def crash_test_pause(phase: str) -> None:
 
 def open_previous(store_dir: Path, summary: IndexSummary) -> IndexStores | None:
     """The published generation to build on; None when there is none yet. An unreadable one is
-    a recorded warning (and a full build: nothing can be reused, no purge guard can apply)."""
+    a recorded warning (and a full build: nothing can be reused, no purge guard can apply); one of
+    another index schema is a full build too, reported as such (its vectors may still be reused,
+    see `reusable_vectors`)."""
     try:
         return IndexStores.open(store_dir)
     except IndexNotFoundError:
+        return None
+    except SchemaMismatchError as exc:
+        summary.full = True
+        summary.warnings.append(f"the published index has another schema ({exc}); rebuilt in full")
         return None
     except CorruptIndexError as exc:
         summary.full = True
@@ -79,6 +86,18 @@ def _text_of(prepared: PreparedText) -> str:
     if prepared.text is None:
         raise IndexingError(f"no text and no cached vector for chunk {prepared.chunk_index} of {prepared.key}")
     return prepared.text
+
+
+def reusable_vectors(store_dir: Path, summary: IndexSummary) -> ReusableVectors | None:
+    """The vectors of a published generation of another index schema, when readable (else None,
+    with a warning when something was there but could not be read)."""
+    try:
+        return ReusableVectors.open(store_dir)
+    except IndexNotFoundError:
+        return None
+    except CorruptIndexError as exc:
+        summary.warnings.append(f"vectors of the previous index could not be reused ({exc})")
+        return None
 
 
 def stable_id(unit: Unit) -> str:
@@ -105,7 +124,7 @@ def build_index_from_units(
     extra_manifest: dict[str, Any] | None = None,
     extractions: dict[str, dict[str, Any]] | None = None,
     reuse_vectors: bool = True,
-    previous: IndexStores | None = None,
+    previous: VectorSource | None = None,
 ) -> IndexSummary:
     """Write and publish a complete index of already-extracted units.
 
@@ -122,9 +141,10 @@ def build_index_from_units(
     with layout.StoreLock(store_dir, wait) if lock else contextlib.nullcontext():
         layout.cleanup(store_dir)
         opened = open_previous(store_dir, summary) if reuse_vectors and previous is None else None
+        foreign = reusable_vectors(store_dir, summary) if reuse_vectors and previous is None and opened is None else None
         build = layout.new_build_dir(store_dir)
         try:
-            cache_source = (previous or opened) if reuse_vectors else None
+            cache_source: VectorSource | None = (previous or opened or foreign) if reuse_vectors else None
             generation = write_generation(
                 build, units, provider, cache_source, link=link, chunk=chunk, root=root, files=files,
                 summary=summary, progress=progress, prefix_aliases=prefix_aliases or {},
@@ -138,8 +158,9 @@ def build_index_from_units(
             shutil.rmtree(build, ignore_errors=True)
             raise
         finally:
-            if opened is not None:
-                opened.close()
+            for reader in (opened, foreign):
+                if reader is not None:
+                    reader.close()
     summary.generation = published.name
     del generation
     return summary
@@ -149,7 +170,7 @@ def write_generation(
     build: Path,
     units: Sequence[Unit],
     provider: EmbeddingProvider,
-    previous: IndexStores | None,
+    previous: VectorSource | None,
     *,
     link: bool,
     chunk: bool,
@@ -192,7 +213,8 @@ def write_generation(
     if cache.warning:
         summary.warnings.append(cache.warning)
     progress.phase("chunk", len(keyed))
-    texts = prepare_texts(keyed, provider, chunk, progress, cache.plans, cache.has)
+    children = children_by_parent([u for _k, u in keyed])
+    texts = prepare_texts(keyed, provider, chunk, progress, cache.plans, cache.has, children)
     timed(summary.seconds, "chunk", started)
 
     started = time.perf_counter()
@@ -241,8 +263,10 @@ def write_generation(
         for key, unit in keyed:
             record = unit.to_dict()
             record["dependents"] = dependents.get(unit.identifier, [])
+            members = children.get((unit.identifier, unit.file_path), ())
             writer.add_unit(
-                key, record, stable_id(unit), pagerank.get(unit.identifier, 0.0), percentiles.get(unit.identifier, 0.0)
+                key, record, stable_id(unit), pagerank.get(unit.identifier, 0.0), percentiles.get(unit.identifier, 0.0),
+                lexical=lexical_document(unit, members),
             )
         chunk_counts = Counter(t.key for t in texts)
         for vector_id, (prepared, text_hash) in enumerate(zip(texts, hashes, strict=True)):

@@ -18,13 +18,19 @@ from woods.discovery import discover
 from woods.embedding.provider import EmbeddingProvider
 from woods.errors import InputError
 from woods.extract.layout import RepositoryLayout
-from woods.indexing.generation import build_index_from_units, crash_test_pause, open_previous
+from woods.indexing.generation import (
+    build_index_from_units,
+    crash_test_pause,
+    open_previous,
+    reusable_vectors,
+)
 from woods.indexing.parse import PARALLEL_PARSE_MIN_FILES, cache_lookup, extract_files
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
-from woods.indexing.vector_cache import embedder_description
+from woods.indexing.vector_cache import VectorSource, embedder_description
 from woods.store import index as layout
 from woods.store.index import IndexStores
 from woods.store.metadata import FileRow
+from woods.units import Unit
 from woods.version import __version__
 
 
@@ -88,7 +94,7 @@ def index_repository(
         previous = None if full else open_previous(store_dir, summary)
         try:
             return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary,
-                                 previous, allow_purge, workers, parallel_min_files)
+                                 previous, allow_purge, workers, parallel_min_files, full)
         finally:
             if previous is not None:
                 previous.close()
@@ -133,6 +139,7 @@ def _index_locked(
     allow_purge: bool,
     workers: int,
     parallel_min_files: int,
+    full_requested: bool,
 ) -> IndexSummary:
     started = time.perf_counter()
     progress.phase("discover", None)
@@ -193,6 +200,33 @@ def _index_locked(
         counts = previous.manifest.counts
         summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
         return summary
+    # Vectors come from the published generation, or — after a schema change — from whatever the
+    # old generation still holds (same model only; `--full` reuses nothing).
+    vector_source: VectorSource | None = previous
+    if vector_source is None and not full_requested:
+        vector_source = reusable_vectors(store_dir, summary)
+    try:
+        return _build(units, provider, store_dir, root, rows, summary, progress, aliases, max_file_bytes, layout_key,
+                      extractions, vector_source)
+    finally:
+        if vector_source is not None and vector_source is not previous:
+            vector_source.close()
+
+
+def _build(
+    units: list[Unit],
+    provider: EmbeddingProvider,
+    store_dir: Path,
+    root: Path,
+    rows: list[FileRow],
+    summary: IndexSummary,
+    progress: Progress,
+    aliases: dict[str, str],
+    max_file_bytes: int,
+    layout_key: str,
+    extractions: dict[str, dict[str, object]],
+    vector_source: VectorSource | None,
+) -> IndexSummary:
     return build_index_from_units(
         units,
         provider,
@@ -212,7 +246,7 @@ def _index_locked(
             "prefix_aliases": aliases,
         },
         extractions=extractions,
-        reuse_vectors=previous is not None,
-        previous=previous,
+        reuse_vectors=vector_source is not None,
+        previous=vector_source,
     )
 

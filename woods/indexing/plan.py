@@ -66,11 +66,13 @@ def prepare_texts(
     progress: Progress,
     plans: dict[str, list[PlanRow]],
     cached_vector: Callable[[str], bool],
+    children: dict[tuple[str, str], list[Unit]] | None = None,
 ) -> list[PreparedText]:
     """Every unit's embedding texts. A unit whose plan key (header, source, members, limit) is
     in `plans` and whose chunk vectors all exist reuses that plan without tokenizing anything:
     chunking (tokenizer calls) was 80 % of a 1-file re-index of the standard library."""
-    children = children_by_parent([u for _k, u in keyed])
+    if children is None:
+        children = children_by_parent([u for _k, u in keyed])
     limit = provider.max_input_tokens if chunk else None
     prepared: list[PreparedText] = []
     for key, unit in keyed:

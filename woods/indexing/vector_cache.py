@@ -7,16 +7,28 @@ embedder's fingerprint must match.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from woods.embedding.provider import EmbeddingProvider
 from woods.errors import CorruptIndexError
 from woods.indexing.plan import PlanRow
+from woods.store.index import Manifest
+from woods.store.metadata import ChunkRow
 
-if TYPE_CHECKING:
-    from woods.store.index import IndexStores
+
+class VectorSource(Protocol):
+    """A previous generation's chunks and vectors: an open index of this schema (`IndexStores`:
+    its `.metadata.chunks()` and `.vectors`) or one of another schema (`ReusableVectors`)."""
+
+    manifest: Manifest
+
+    def chunks(self) -> list[ChunkRow]: ...
+
+    def vectors_for(self, vector_ids: list[int]) -> np.ndarray: ...
+
+    def close(self) -> None: ...
 
 
 def embedder_description(provider: EmbeddingProvider) -> dict[str, Any]:
@@ -45,7 +57,7 @@ class VectorCache:
     run then embeds everything — slower, never wrong). Never raises for an unusable cache.
     """
 
-    def __init__(self, previous: IndexStores | None, embedder: dict[str, Any]) -> None:
+    def __init__(self, previous: VectorSource | None, embedder: dict[str, Any]) -> None:
         self._by_hash: dict[str, np.ndarray] = {}
         self.plans: dict[str, list[PlanRow]] = {}
         self.warning: str | None = None
@@ -54,11 +66,11 @@ class VectorCache:
         manifest = previous.manifest
         if manifest.embedder.get("fingerprint") != embedder.get("fingerprint") or manifest.dimension != embedder.get("dimension"):
             return
-        rows = previous.metadata.chunks()
-        if not rows:
-            return
         try:
-            matrix = previous.vectors.vectors_for([r.vector_id for r in rows])
+            rows = previous.chunks()
+            if not rows:
+                return
+            matrix = previous.vectors_for([r.vector_id for r in rows])
         except CorruptIndexError as exc:
             self.warning = f"vectors of the previous index are unusable ({exc}); every text was embedded again"
             return

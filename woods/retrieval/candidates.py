@@ -185,9 +185,14 @@ class RetrievalTrace:
     tokens_used: int
     elapsed_ms: float
     skipped_missing_metadata: int
+    # The ranking profile ("code" or "ruby"), the evidence legs that ran (code profile) and the
+    # query's shape as code search read it (symbol, path, natural).
+    profile: str = "ruby"
+    legs: tuple[str, ...] = ()
+    query_kind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "classification": self.classification.to_dict(),
             "strategy": self.strategy,
             "candidate_count": self.candidate_count,
@@ -195,7 +200,13 @@ class RetrievalTrace:
             "tokens_used": self.tokens_used,
             "elapsed_ms": self.elapsed_ms,
             "skipped_missing_metadata": self.skipped_missing_metadata,
+            "profile": self.profile,
         }
+        if self.legs:
+            data["legs"] = list(self.legs)
+        if self.query_kind is not None:
+            data["query_kind"] = self.query_kind
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,9 +263,12 @@ class RetrievalResult:
     # The assembler's estimate before the type-rank table is appended: what `tokens_used` meant in
     # the Ruby gem before 165a3736 (the version that captured the bench).
     assembled_tokens: int = 0
+    # What the caller should know about how the answer was made (a leg that could not run …).
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "warnings": list(self.warnings),
             "mode": self.mode,
             "strategy": self.strategy,
             "budget": self.budget,

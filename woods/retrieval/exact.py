@@ -21,9 +21,10 @@ _TOKEN = re.compile(r"[\w$@!?=<>+*%&|^~\[\]-]+(?:(?:::|#|\.|/|:)[\w$@!?=<>+*%&|^
 MAX_EXACT = 5
 
 
-def exact_matches(metadata: Any, query: str) -> list[Record]:
+def exact_matches(metadata: Any, query: str, *, by_name: bool = True) -> list[Record]:
     """Records the query names exactly: a file path (its outermost units), a full identifier, or
-    the last segment of identifiers (at most MAX_EXACT, by PageRank). Empty when none or too many."""
+    (`by_name`) the last segment of identifiers (at most MAX_EXACT, by PageRank). Empty when none
+    or too many. Code search ranks last-segment names itself (`by_name=False`)."""
     text = query.strip()
     if not text or not _TOKEN.fullmatch(text):
         return []
@@ -34,7 +35,7 @@ def exact_matches(metadata: Any, query: str) -> list[Record]:
     named = metadata.find_by_identifier(text)
     if named:
         return named[:MAX_EXACT]
-    if any(sep in text for sep in ("::", "#", ".", "/")):
+    if not by_name or any(sep in text for sep in ("::", "#", ".", "/")):
         return []
     by_name = metadata.find_by_name(text, limit=MAX_EXACT + 1)
     return by_name if len(by_name) <= MAX_EXACT else []

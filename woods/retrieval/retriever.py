@@ -35,6 +35,7 @@ from woods.retrieval.candidates import (
     TypeRankEntry,
 )
 from woods.retrieval.classifier import QueryClassifier
+from woods.retrieval.code_search import CodeSearch, CodeSearchConfig, DenseStore
 from woods.retrieval.exact import exact_matches
 from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor
 from woods.retrieval.lexical import LexicalAssembler, LexicalIndex
@@ -42,12 +43,21 @@ from woods.retrieval.ranker import RRF_POLICIES, Ranker
 from woods.retrieval.scope import Scope, ScopedGraphStore, ScopedVectorStore, scope_requested
 from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
 from woods.store.identity import public_identifier, strip_chunk
+from woods.store.metadata import UnitSummary
 
 MAX_QUERY_BYTES = 8 * 1024  # covers any natural-language query; fails fast instead of a provider 400
 DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically dominates real code
 # Types the structural banner counts, in this order (#105).
 STRUCTURAL_TYPES = ("model", "controller", "service", "job", "mailer", "component", "graphql")
 MODES = ("semantic", "lexical")
+# Ranking profiles: "code" (the default: code search, woods.retrieval.code_search) ranks best on
+# real repositories; "ruby" reproduces the Ruby gem woods 2.0 (classifier-routed strategies, its
+# RRF ranker and keyword semantics) and is what the parity bench measures.
+PROFILES = ("code", "ruby")
+DEFAULT_PROFILE = "code"
+# Strategies the code profile answers with code search, and the mode each maps to; graph and direct
+# are structural lookups and keep the Ruby executor in every profile.
+CODE_SEARCH_MODES = {None: "hybrid", "hybrid": "hybrid", "vector": "vector", "keyword": "lexical", "lexical": "lexical"}
 _TYPE_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 # Unit types woods knows even when this index holds none of them (a query for `job` on an index
 # without jobs is a legitimate "absent", a typo like `modle` is an error). The Ruby gem's types
@@ -125,10 +135,16 @@ class Retriever:
         chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
         rrf_policy: str = "unit",
         promote_exact: bool = True,
+        profile: str = DEFAULT_PROFILE,
+        code_config: CodeSearchConfig | None = None,
     ) -> None:
         if mode not in MODES:
             raise InvalidOptionError(f"unknown retrieval mode {mode!r} (expected semantic or lexical)")
+        if profile not in PROFILES:
+            raise InvalidOptionError(f"unknown ranking profile {profile!r} (expected {' or '.join(PROFILES)})")
         self.mode = mode
+        self.profile = profile
+        self._code_config = code_config
         self._raw_metadata = stores.metadata
         self._stores = stores
         self._chars_per_token = chars_per_token
@@ -208,6 +224,11 @@ class Retriever:
             )
         classification = self._classifier.classify(text)
 
+        if self.profile == "code" and (self.mode == "lexical" or strategy in CODE_SEARCH_MODES):
+            mode = "lexical" if self.mode == "lexical" else CODE_SEARCH_MODES[strategy]
+            return self._retrieve_code(
+                pipeline, text, classification, budget, type_list, excluded, mode, strategy, scope, limit, started
+            )
         if self.mode == "lexical" or strategy == "lexical":
             result = self._retrieve_lexical(text, classification, budget, type_list, excluded, scope, limit, started)
         else:
@@ -282,6 +303,89 @@ class Retriever:
             assembled_tokens=assembled.tokens_used,
         )
 
+    def _retrieve_code(
+        self,
+        pipeline: _Pipeline,
+        query: str,
+        classification: Classification,
+        budget: int,
+        type_list: tuple[str, ...],
+        excluded: tuple[str, ...],
+        mode: str,
+        strategy: str | None,
+        scope: Scope | None,
+        limit: int,
+        started: float,
+    ) -> RetrievalResult:
+        """The code profile: code search (both legs fused, or one leg), eligibility (types, scope)
+        applied before ranking, then the same assembler and result shape as every profile."""
+        scoped_keys = scope.keys if scope is not None else None
+
+        def eligible(unit: UnitSummary) -> bool:
+            if scoped_keys is not None and unit.key not in scoped_keys:
+                return False
+            return unit.type in type_list if type_list else unit.type not in excluded
+
+        engine = CodeSearch(
+            _Translated(self._raw_metadata, "metadata"),
+            self._dense_store,
+            self._embedder_once if self._embedder_factory is not None and self.mode != "lexical" else None,
+            self._code_config,
+        )
+        found = engine.search(query, mode=mode, limit=max(limit, DEFAULT_LIMIT), eligible=eligible)
+        candidates = [
+            Candidate(
+                identifier=unit.key,
+                score=round(unit.score, 6),
+                source=mode,
+                metadata={
+                    "identifier": unit.summary.identifier, "type": unit.summary.type,
+                    "file_path": unit.summary.file_path, "line_start": unit.summary.line_start,
+                    "line_end": unit.summary.line_end,
+                },
+                sources=unit.sources,
+            )
+            for unit in found.units
+        ]
+        if scope is None and strategy is None and self.promote_exact:
+            candidates = self._promote_exact(pipeline.metadata, query, candidates, type_list, excluded, by_name=False)
+        assembled = pipeline.assembler.assemble(
+            candidates, classification, structural_context=structural_banner(pipeline.metadata), budget=budget
+        )
+        tokens_used = pipeline.assembler.estimate_tokens(assembled.context)
+        strategy = "lexical" if found.legs == ("lexical",) and mode != "lexical" else mode
+        trace = RetrievalTrace(
+            classification=classification,
+            strategy=strategy,
+            candidate_count=len(found.units),
+            ranked_count=len(candidates),
+            tokens_used=tokens_used,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            skipped_missing_metadata=assembled.skipped_missing_metadata,
+            profile="code",
+            legs=found.legs,
+            query_kind=found.analysis.kind,
+        )
+        return RetrievalResult(
+            context=assembled.context,
+            sources=assembled.sources,
+            candidates=self._entries(pipeline.metadata, candidates, limit),
+            classification=classification,
+            strategy=strategy,
+            tokens_used=tokens_used,
+            budget=budget,
+            trace=trace,
+            applied_scope=_applied_scope(scope, trace, assembled),
+            mode=self.mode,
+            assembled_tokens=assembled.tokens_used,
+            warnings=found.warnings,
+        )
+
+    def _dense_store(self) -> DenseStore | None:
+        """The vector store, or None when this generation has none yet (lexical answers then)."""
+        vectors = getattr(self._stores, "vectors", None)
+        return None if vectors is None else _Translated(vectors, "vector")  # type: ignore[return-value]
+
     def _retrieve_lexical(
         self,
         query: str,
@@ -329,13 +433,15 @@ class Retriever:
         ranked: list[Candidate],
         type_list: tuple[str, ...],
         excluded: tuple[str, ...],
+        by_name: bool = True,
     ) -> list[Candidate]:
         """Units the query names exactly lead the list (see woods.retrieval.exact); the ranked
         candidates follow without those units. Scores stay comparable: exact hits score 1.0,
-        the ceiling of the ranker's weighted score."""
+        the ceiling of the ranker's weighted score (code search scores above it keep theirs)."""
+        ceiling = max([1.0, *(c.score for c in ranked)])
         exact = [
-            Candidate(identifier=str(r["id"]), score=1.0, source="exact", metadata=r)
-            for r in exact_matches(metadata, query)
+            Candidate(identifier=str(r["id"]), score=ceiling, source="exact", metadata=r)
+            for r in exact_matches(metadata, query, by_name=by_name)
         ]
         exact = self._filter_by_type(metadata, exact, type_list, excluded)
         if not exact:

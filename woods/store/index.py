@@ -35,12 +35,13 @@ from typing import TYPE_CHECKING, Any
 from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
 
 if TYPE_CHECKING:
-    from woods.store.metadata import SQLiteMetadataStore
+    from woods.store.metadata import ChunkRow, SQLiteMetadataStore
 
 # Bump on every change to the on-disk layout or the SQLite schema: an index of another version is
 # refused with "run `woods index --full`" instead of failing later on a missing column.
 # 2: units.name, units.pagerank_percentile, chunks.plan_key, the extractions table.
-SCHEMA_VERSION = 2
+# 3: the code-aware lexical index (`lexical` FTS5 table) replaces `units_fts`.
+SCHEMA_VERSION = 3
 STORE_DIRNAME = ".woods"
 CURRENT_FILE = "CURRENT"
 GENERATIONS_DIR = "generations"
@@ -128,7 +129,12 @@ def read_current(store_dir: Path) -> Path:
     return generation
 
 
-def read_manifest(generation: Path) -> Manifest:
+class SchemaMismatchError(CorruptIndexError):
+    """The generation was written by a woods with another index schema (readable by that woods)."""
+
+
+def read_manifest(generation: Path, *, check_schema: bool = True) -> Manifest:
+    """The generation's manifest; SchemaMismatchError when `check_schema` and its schema differs."""
     path = generation / MANIFEST_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -138,8 +144,8 @@ def read_manifest(generation: Path) -> Manifest:
         _ = manifest.dimension
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptIndexError(f"{path} is unreadable or incomplete; run `woods index --full`") from exc
-    if manifest.schema_version != SCHEMA_VERSION:
-        raise CorruptIndexError(
+    if check_schema and manifest.schema_version != SCHEMA_VERSION:
+        raise SchemaMismatchError(
             f"{path} has index schema {manifest.schema_version}, this woods reads schema {SCHEMA_VERSION}; "
             "run `woods index --full`"
         )
@@ -202,6 +208,13 @@ class IndexStores:
             )
         return store
 
+    def chunks(self) -> list[ChunkRow]:
+        """Every chunk row (the `VectorSource` view used to reuse vectors)."""
+        return self.metadata.chunks()
+
+    def vectors_for(self, vector_ids: list[int]) -> Any:
+        return self.vectors.vectors_for(vector_ids)
+
     def close(self) -> None:
         self.metadata.close()
         self._release_reader_lock()
@@ -259,6 +272,56 @@ def _hold_shared(path: Path) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+class ReusableVectors:
+    """The vectors of a published generation of ANOTHER index schema, for reuse by the next build.
+
+    Why: a woods upgrade that changes the index schema must rebuild the index, but the embedding
+    texts and the model may be unchanged — re-embedding a large repository costs minutes. Only the
+    `chunks` table's text hashes and plan keys and the FAISS file are read (both unchanged since
+    schema 2); anything else about the old generation is ignored. Read-only, like every reader.
+    """
+
+    def __init__(self, generation: Path, manifest: Manifest) -> None:
+        self.manifest = manifest
+        self._generation = generation
+        self._reader_lock = _hold_shared(generation / MANIFEST_FILE)
+        uri = f"file:{(generation / METADATA_FILE).as_posix()}?mode=ro&immutable=1"
+        self._conn = sqlite3.connect(uri, uri=True)
+
+    @classmethod
+    def open(cls, store_dir: Path) -> ReusableVectors:
+        generation = read_current(store_dir)
+        return cls(generation, read_manifest(generation, check_schema=False))
+
+    def chunks(self) -> list[ChunkRow]:
+        from woods.store.metadata import ChunkRow
+
+        try:
+            rows = self._conn.execute(
+                "SELECT embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, line_end, "
+                "text_sha256, plan_key FROM chunks ORDER BY vector_id"
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise CorruptIndexError(f"{self._generation}: chunks unreadable ({exc})") from exc
+        return [ChunkRow(*row) for row in rows]
+
+    def vectors_for(self, vector_ids: list[int]) -> Any:
+        from woods.store.vectors import FaissVectorStore
+
+        path = self._generation / VECTORS_FILE
+        try:
+            store = FaissVectorStore(path, lambda _ids: {}, self.manifest.dimension)
+        except (RuntimeError, ValueError) as exc:
+            raise CorruptIndexError(f"{path} is not a readable FAISS index ({exc})") from exc
+        return store.vectors_for(vector_ids)
+
+    def close(self) -> None:
+        self._conn.close()
+        if self._reader_lock is not None:
+            os.close(self._reader_lock)
+            self._reader_lock = None
 
 
 class StoreLock:

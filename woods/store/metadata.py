@@ -86,18 +86,11 @@ CREATE TABLE IF NOT EXISTS edges (
 CREATE INDEX IF NOT EXISTS edges_source ON edges(source);
 CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
 CREATE TABLE IF NOT EXISTS extractions (path TEXT PRIMARY KEY, data TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS units_fts USING fts5(
-    identifier, identifier_parts, path, signature, docstring, source,
-    content='', tokenize="unicode61 remove_diacritics 2 tokenchars '_'"
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(
+    name, qualifier, path, doc, body,
+    content='', tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
 );
 """
-
-# BM25 column weights for the FTS5 leg: a name hit matters far more than a body hit.
-FTS_WEIGHTS = (10.0, 6.0, 4.0, 3.0, 2.0, 1.0)
-
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_NON_WORD = re.compile(r"[^0-9A-Za-z\u00C0-\uFFFF]+")
-
 
 _SEGMENT_SEPARATORS = re.compile(r"::|#|\.|:|/")
 
@@ -111,39 +104,31 @@ def unit_name(identifier: str) -> str:
     return _SEGMENT_SEPARATORS.split(head)[-1] or head
 
 
-def identifier_parts(identifier: str) -> str:
-    """`Billing::InvoiceItem#charge_card` → `billing invoice item charge card` (for FTS5)."""
-    spaced = _CAMEL_BOUNDARY.sub(" ", identifier)
-    return " ".join(p.lower() for p in _NON_WORD.split(spaced.replace("_", " ")) if p)
+# The lexical index's columns, in table order (`LexicalDocument` fields).
+LEXICAL_COLUMNS = ("name", "qualifier", "path", "doc", "body")
 
 
-def fts_columns(record: Record) -> tuple[str, str, str, str, str, str]:
-    """The six FTS5 column values of a record (also used to delete its row from the contentless table)."""
-    identifier = str(record.get("identifier") or "")
-    return (
-        identifier,
-        identifier_parts(identifier),
-        str(record.get("file_path") or ""),
-        str(record.get("signature") or ""),
-        str(record.get("docstring") or ""),
-        str(record.get("source_code") or ""),
-    )
+@dataclass(frozen=True, slots=True)
+class LexicalDocument:
+    """One unit as the lexical index sees it: each field already cut into code-aware tokens
+    (`woods.tokens`) and joined by spaces. `name` is the unit's own name, `qualifier` the rest of
+    its identifier, `path` its file, `doc` its signature and doc comment, `body` its text."""
+
+    name: str
+    qualifier: str
+    path: str
+    doc: str
+    body: str
 
 
-def fts_query(text: str) -> str:
-    """Turn free text into a safe FTS5 OR-query of quoted terms (no syntax errors on any input)."""
-    terms = []
-    seen: set[str] = set()
-    for raw in _NON_WORD.split(_CAMEL_BOUNDARY.sub(" ", text).replace("_", " ")):
-        term = raw.lower()
-        if len(term) < 2 or term in seen:
-            continue
-        seen.add(term)
-        terms.append('"' + term.replace('"', '""') + '"')
-    whole = text.strip().lower()
-    if whole and " " not in whole and "_" in whole and whole not in seen:
-        terms.insert(0, '"' + whole.replace('"', '""') + '"')
-    return " OR ".join(terms)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of `terms`: each quoted (so no input is ever FTS5 syntax), control
+    characters dropped (SQLite reads a NUL as the end of the query); empty terms are skipped."""
+    cleaned = (_CONTROL.sub("", term).strip() for term in terms)
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in cleaned if term)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +155,22 @@ class ChunkRow:
     line_end: int
     text_sha256: str
     plan_key: str = ""  # what the unit's chunking depended on (indexing reuses plans by it)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitSummary:
+    """What ranking needs of a unit, read from indexed columns (never the unit's source)."""
+
+    key: str
+    identifier: str
+    name: str
+    type: str
+    language: str
+    file_path: str
+    line_start: int
+    line_end: int
+    parent: str | None
+    pagerank_percentile: float
 
 
 class SQLiteMetadataStore:
@@ -294,22 +295,68 @@ class SQLiteMetadataStore:
         rows = self._conn.execute(self._KEYWORD_FIELDS_SQL, (needle,))
         return [(r[0], r[1].split("\x1f") if r[1] else []) for r in rows]
 
-    def fts(self, text: str, limit: int) -> list[tuple[str, float]]:
-        """FTS5 BM25 over identifier, its parts, path, signature, docstring and source.
-
-        Returns `(key, score)` with higher = better, ordered by (−score, key).
-        """
-        expression = fts_query(text)
-        if not expression:
+    def lexical_search(self, terms: Sequence[str], limit: int, weights: Sequence[float]) -> list[tuple[str, float]]:
+        """BM25 over the lexical index (`LEXICAL_COLUMNS`, one weight per column) for units
+        matching any of `terms`: `(key, score)`, higher = better, ordered by (−score, key)."""
+        expression = match_expression(terms)
+        if not expression or limit <= 0:
             return []
-        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
+        if len(weights) != len(LEXICAL_COLUMNS):
+            raise ValueError(f"lexical_search needs {len(LEXICAL_COLUMNS)} column weights, got {len(weights)}")
+        columns = ", ".join(repr(float(w)) for w in weights)
         rows = self._conn.execute(
-            f"SELECT u.key AS key, -bm25(units_fts, {weights}) AS score FROM units_fts "
-            "JOIN units u ON u.rowid = units_fts.rowid WHERE units_fts MATCH ? "
-            f"ORDER BY bm25(units_fts, {weights}), u.key LIMIT ?",
+            f"SELECT u.key AS key, -bm25(lexical, {columns}) AS score FROM lexical "
+            "JOIN units u ON u.rowid = lexical.rowid WHERE lexical MATCH ? "
+            f"ORDER BY bm25(lexical, {columns}), u.key LIMIT ?",
             (expression, limit),
         )
         return [(r["key"], float(r["score"])) for r in rows]
+
+    def unit_summaries(self, keys: Iterable[str]) -> dict[str, UnitSummary]:
+        """The ranking-relevant columns of units by key (no source text is read)."""
+        found: dict[str, UnitSummary] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), _BATCH):
+            part = unique[start : start + _BATCH]
+            rows = self._conn.execute(
+                "SELECT key, identifier, name, type, language, file_path, line_start, line_end, parent, "
+                f"pagerank_percentile FROM units WHERE key IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for r in rows:
+                found[r["key"]] = UnitSummary(
+                    r["key"], r["identifier"], r["name"], r["type"], r["language"], r["file_path"],
+                    int(r["line_start"]), int(r["line_end"]), r["parent"], float(r["pagerank_percentile"]),
+                )
+        return found
+
+    def units_named(self, names: Iterable[str], limit: int = 200) -> list[UnitSummary]:
+        """Units whose last-segment name is one of `names` (exact spelling), by (file, line, key)."""
+        wanted = list(dict.fromkeys(names))
+        if not wanted:
+            return []
+        rows = self._conn.execute(
+            f"SELECT key FROM units WHERE name IN ({','.join('?' * len(wanted))}) "
+            "ORDER BY file_path, line_start, key LIMIT ?",
+            (*wanted, limit),
+        )
+        found = self.unit_summaries(r["key"] for r in rows)
+        return sorted(found.values(), key=lambda u: (u.file_path, u.line_start, u.key))
+
+    def chunk_vector_ids(self, unit_keys: Iterable[str]) -> dict[str, list[int]]:
+        """unit key → the FAISS ids of its chunks, in chunk order."""
+        found: dict[str, list[int]] = {}
+        unique = list(dict.fromkeys(unit_keys))
+        for start in range(0, len(unique), _BATCH):
+            part = unique[start : start + _BATCH]
+            rows = self._conn.execute(
+                f"SELECT unit_key, vector_id FROM chunks WHERE unit_key IN ({','.join('?' * len(part))}) "
+                "ORDER BY unit_key, chunk_index",
+                part,
+            )
+            for r in rows:
+                found.setdefault(r["unit_key"], []).append(int(r["vector_id"]))
+        return found
 
     def identifiers(self) -> set[str]:
         """The distinct public identifiers of the index."""
@@ -449,7 +496,16 @@ class MetadataWriter:
             (row.path, row.language, row.sha256, row.size, row.mtime_ns, row.unit_count, json.dumps(list(row.warnings))),
         )
 
-    def add_unit(self, key: str, record: Record, stable_id: str, pagerank: float, percentile: float = 0.0) -> None:
+    def add_unit(
+        self,
+        key: str,
+        record: Record,
+        stable_id: str,
+        pagerank: float,
+        percentile: float = 0.0,
+        lexical: LexicalDocument | None = None,
+    ) -> None:
+        """One unit row, and its lexical-index row when `lexical` is given."""
         cursor = self._conn.execute(
             "INSERT INTO units(key, identifier, name, type, language, file_path, line_start, line_end, parent, "
             "stable_id, source_hash, pagerank, pagerank_percentile, data, haystack) "
@@ -472,11 +528,11 @@ class MetadataWriter:
                 record_haystack(record),
             ),
         )
-        self._conn.execute(
-            "INSERT INTO units_fts(rowid, identifier, identifier_parts, path, signature, docstring, source) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (cursor.lastrowid, *fts_columns(record)),
-        )
+        if lexical is not None:
+            self._conn.execute(
+                "INSERT INTO lexical(rowid, name, qualifier, path, doc, body) VALUES (?, ?, ?, ?, ?, ?)",
+                (cursor.lastrowid, lexical.name, lexical.qualifier, lexical.path, lexical.doc, lexical.body),
+            )
 
     def add_extraction(self, path: str, data: dict[str, Any]) -> None:
         self._conn.execute(

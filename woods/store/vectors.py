@@ -11,7 +11,7 @@ identical texts give identical vectors; filters (`types`, `keys`) are applied be
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +88,14 @@ class FaissVectorStore:
         matrix, ids = self._arrays()
         position = {int(v): i for i, v in enumerate(ids)}
         return matrix[[position[v] for v in vector_ids]] if vector_ids else np.zeros((0, self.dimension), np.float32)
+
+    def reconstruct(self, vector_ids: Sequence[int]) -> np.ndarray:
+        """The stored vectors of a few ids, read one by one (no copy of the whole matrix: the
+        ranker scores a few hundred candidates per query)."""
+        out = np.zeros((len(vector_ids), self.dimension), dtype=np.float32)
+        for row, vector_id in enumerate(vector_ids):
+            out[row] = self._index.reconstruct(int(vector_id))
+        return out
 
     @staticmethod
     def _hit(meta: tuple[str, str, str, str, str], score: float) -> VectorHit:

@@ -1,0 +1,323 @@
+"""Code search: the default ranking — a code-aware lexical leg and the MiniLM vector leg, fused,
+then shaped by code signals (definitions, file names, test and vendored paths, file coherence).
+
+Why not the Ruby pipeline: the Ruby gem routes a question by English keywords to one strategy and
+scores keyword hits by substring matches; on real repositories both cost more than they add (a
+"where is …" question goes to substring search, which ties on common words). This engine always
+asks both legs, lets the query's *shape* set their weights (a bare `ClientSession` leans on words
+and exact names, a description on meaning), and then applies signals measured on
+`../shared/semble-dev` and the Redmine question set (`bench/`).
+
+Guarantees: deterministic (every sort has a tie-break by key); reads only the stores it is given;
+when the vector leg cannot run (no vectors yet, no embedder) it answers from the lexical leg and
+says so in `CodeSearchResult.warnings`; `mode="vector"` and `mode="lexical"` return one leg's
+raw ranking (the ablations), `mode="hybrid"` the fused, signal-shaped ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from woods.errors import WoodsError
+from woods.paths import BENCHMARK, COMPAT, DOCS, EXAMPLE, FIXTURE, GENERATED, TEST, VENDORED
+from woods.retrieval.query_analysis import NATURAL, PATH, QueryAnalysis, analyze
+from woods.retrieval.signals import (
+    CALLABLES,
+    TYPE_DEFINITIONS,
+    diversify,
+    minmax,
+    name_match,
+    path_word_match,
+    role_penalty,
+    rrf,
+    scaled_to_max,
+)
+from woods.store.base import VectorHit
+from woods.store.metadata import UnitSummary
+
+MODES = ("hybrid", "lexical", "vector")
+
+
+class LexicalStore(Protocol):
+    """What code search reads from the metadata store."""
+
+    def lexical_search(self, terms: list[str], limit: int, weights: tuple[float, ...]) -> list[tuple[str, float]]: ...
+
+    def unit_summaries(self, keys: list[str]) -> dict[str, UnitSummary]: ...
+
+    def units_named(self, names: list[str], limit: int = 200) -> list[UnitSummary]: ...
+
+    def chunk_vector_ids(self, unit_keys: list[str]) -> dict[str, list[int]]: ...
+
+
+class DenseStore(Protocol):
+    """What code search reads from the vector store."""
+
+    def search(self, vector: np.ndarray, limit: int) -> list[VectorHit]: ...
+
+    def reconstruct(self, vector_ids: list[int]) -> np.ndarray: ...
+
+
+class QueryEmbedder(Protocol):
+    def embed(self, text: str) -> np.ndarray: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CodeSearchConfig:
+    """Every weight of the code ranking, with the value chosen on data (see docs/ranking.md)."""
+
+    # Units each leg contributes to the candidate pool (vector depth counts chunks).
+    lexical_depth: int = 200
+    vector_depth: int = 200
+    # BM25 column weights: name, qualifier, path, doc (signature + comment), body.
+    lexical_weights: tuple[float, ...] = (8.0, 2.0, 4.0, 3.0, 1.0)
+    # Share of the semantic leg in the blend, by query kind (the rest is the lexical leg).
+    alpha_natural: float = 0.5
+    alpha_symbol: float = 0.3
+    alpha_path: float = 0.2
+    fusion: str = "blend"  # "blend" (normalised weighted sum) or "rrf"
+    rrf_k: float = 60.0
+    # A unit whose own name is a name the query gives: + boost × the best fused score.
+    definition_boost: float = 1.0
+    # … scaled down for names embedded in a sentence (the name may be incidental).
+    embedded_name_scale: float = 0.5
+    # For symbol queries, a type definition over a method of the same name, and a definition in
+    # a file named after it (`client_session.py` for ClientSession) over one elsewhere.
+    type_definition_bonus: float = 0.3
+    stem_bonus: float = 0.5
+    # Query words found in a file's stem or parent directory: + boost × share × best score.
+    path_match_boost: float = 0.3
+    # Multipliers for files that are not library code, unless the query asks for that role.
+    role_factors: Mapping[str, float] = field(
+        default_factory=lambda: {
+            TEST: 0.3, EXAMPLE: 0.3, FIXTURE: 0.3, VENDORED: 0.3, GENERATED: 0.5,
+            COMPAT: 0.5, BENCHMARK: 0.4, DOCS: 0.6,
+        }
+    )
+    # Documentation and configuration units for questions about code.
+    document_factor: float = 0.6
+    # Files with several good units: their best unit gains coherence × its file's share.
+    coherence: float = 0.2
+    # Structural importance (PageRank percentile) as a small prior.
+    pagerank_weight: float = 0.05
+    # The n-th unit of one file beyond the first is multiplied by decay**(n-1).
+    diversity_decay: float = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredUnit:
+    """One ranked unit with the evidence behind its score (for traces and ablations)."""
+
+    key: str
+    score: float
+    summary: UnitSummary
+    sources: tuple[str, ...]
+    lexical: float = 0.0
+    semantic: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CodeSearchResult:
+    """A ranked list, the legs that actually ran, and why any did not."""
+
+    units: tuple[ScoredUnit, ...]
+    analysis: QueryAnalysis
+    legs: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+
+class CodeSearch:
+    """Runs both legs against one set of stores and ranks units for a query."""
+
+    def __init__(
+        self,
+        metadata: LexicalStore,
+        vectors: Callable[[], DenseStore | None],
+        embedder: Callable[[], QueryEmbedder] | None,
+        config: CodeSearchConfig | None = None,
+    ) -> None:
+        self._metadata = metadata
+        self._vectors = vectors
+        self._embedder = embedder
+        self.config = config or CodeSearchConfig()
+
+    # -- legs ------------------------------------------------------------------------------
+    def _lexical(self, analysis: QueryAnalysis) -> dict[str, float]:
+        hits = self._metadata.lexical_search(list(analysis.terms), self.config.lexical_depth, self.config.lexical_weights)
+        return dict(hits)
+
+    def _dense(self) -> tuple[DenseStore | None, QueryEmbedder | None, str | None]:
+        if self._embedder is None:
+            return None, None, "no query embedder is configured for this index"
+        try:
+            store = self._vectors()
+        except WoodsError as exc:
+            return None, None, f"vector store unavailable ({exc})"
+        if store is None:
+            return None, None, "this index has no vectors yet"
+        return store, self._embedder(), None
+
+    def _semantic(self, store: DenseStore, vector: np.ndarray) -> dict[str, float]:
+        best: dict[str, float] = {}
+        for hit in store.search(vector, self.config.vector_depth):
+            key = str(hit.metadata.get("key") or hit.embedding_id)
+            if hit.score > best.get(key, -2.0):
+                best[key] = hit.score
+        return best
+
+    def _fill_cosines(self, store: DenseStore, vector: np.ndarray, keys: list[str], known: dict[str, float]) -> None:
+        """Exact cosine (best chunk) for pool units the vector leg did not return."""
+        missing = [k for k in keys if k not in known]
+        if not missing:
+            return
+        ids = self._metadata.chunk_vector_ids(missing)
+        flat = [(key, vid) for key in missing for vid in ids.get(key, [])]
+        if not flat:
+            return
+        matrix = store.reconstruct([vid for _key, vid in flat])
+        scores = matrix @ np.asarray(vector, dtype=np.float32)
+        for (key, _vid), score in zip(flat, scores, strict=True):
+            if float(score) > known.get(key, -2.0):
+                known[key] = float(score)
+
+    # -- ranking ---------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str = "hybrid",
+        limit: int = 20,
+        eligible: Callable[[UnitSummary], bool] | None = None,
+    ) -> CodeSearchResult:
+        if mode not in MODES:
+            raise ValueError(f"unknown code search mode {mode!r}")
+        analysis = analyze(query)
+        warnings: list[str] = []
+        lexical = self._lexical(analysis) if mode in ("hybrid", "lexical") else {}
+        semantic: dict[str, float] = {}
+        legs: list[str] = []
+        if mode in ("hybrid", "lexical"):
+            legs.append("lexical")
+        store: DenseStore | None = None
+        vector: np.ndarray | None = None
+        if mode in ("hybrid", "vector"):
+            store, embedder, problem = self._dense()
+            if store is not None and embedder is not None:
+                vector = np.asarray(embedder.embed(analysis.text or query), dtype=np.float32)
+                semantic = self._semantic(store, vector)
+                legs.append("vector")
+            else:
+                warnings.append(f"vector leg skipped: {problem}; answered from the lexical leg")
+                if mode == "vector":
+                    lexical = self._lexical(analysis)
+                    legs.append("lexical")
+        definitions = self._definitions(analysis) if mode == "hybrid" else []
+        pool = list(dict.fromkeys([*lexical, *semantic, *(d.key for d in definitions)]))
+        summaries = self._metadata.unit_summaries(pool)
+        if eligible is not None:
+            summaries = {k: s for k, s in summaries.items() if eligible(s)}
+        pool = [k for k in pool if k in summaries]
+        found_by_vector = frozenset(semantic)
+        if mode == "hybrid" and store is not None and vector is not None:
+            self._fill_cosines(store, vector, pool, semantic)
+        if mode != "hybrid" or len(legs) == 1:
+            scores = (semantic if legs == ["vector"] else lexical)
+            ranked = sorted(((k, scores.get(k, 0.0)) for k in pool), key=lambda kv: (-kv[1], kv[0]))
+            units = tuple(
+                ScoredUnit(k, s, summaries[k], tuple(legs), lexical.get(k, 0.0), semantic.get(k, 0.0))
+                for k, s in ranked[:limit]
+                if (k in lexical or k in semantic)
+            )
+            if mode == "hybrid":  # a lexical-only hybrid still gets the code signals
+                units = self._shape(analysis, dict(ranked), summaries, lexical, found_by_vector, semantic, limit)
+            return CodeSearchResult(units, analysis, tuple(legs), tuple(warnings))
+        fused = self._fuse(analysis, pool, lexical, semantic)
+        units = self._shape(analysis, fused, summaries, lexical, found_by_vector, semantic, limit)
+        return CodeSearchResult(units, analysis, tuple(legs), tuple(warnings))
+
+    def _definitions(self, analysis: QueryAnalysis) -> list[UnitSummary]:
+        if not analysis.names:
+            return []
+        return self._metadata.units_named(list(analysis.names))
+
+    def _fuse(
+        self, analysis: QueryAnalysis, pool: list[str], lexical: dict[str, float], semantic: dict[str, float]
+    ) -> dict[str, float]:
+        config = self.config
+        if config.fusion == "rrf":
+            by_lex = sorted((k for k in pool if k in lexical), key=lambda k: (-lexical[k], k))
+            by_sem = sorted((k for k in pool if k in semantic), key=lambda k: (-semantic[k], k))
+            fused = rrf([by_lex, by_sem], config.rrf_k)
+            return {k: fused.get(k, 0.0) for k in pool}
+        alpha = {NATURAL: config.alpha_natural, PATH: config.alpha_path}.get(analysis.kind, config.alpha_symbol)
+        lex = scaled_to_max({k: lexical.get(k, 0.0) for k in pool})
+        sem = minmax({k: semantic[k] for k in pool if k in semantic})
+        return {k: alpha * sem.get(k, 0.0) + (1.0 - alpha) * lex.get(k, 0.0) for k in pool}
+
+    def _shape(
+        self,
+        analysis: QueryAnalysis,
+        fused: dict[str, float],
+        summaries: Mapping[str, UnitSummary],
+        lexical: Mapping[str, float],
+        found_by_vector: frozenset[str],
+        semantic: Mapping[str, float],
+        limit: int,
+    ) -> tuple[ScoredUnit, ...]:
+        config = self.config
+        if not fused:
+            return ()
+        top = max(fused.values()) or 1.0
+        scores: dict[str, float] = {}
+        for key, base in fused.items():
+            unit = summaries[key]
+            score = base
+            match = name_match(unit.name, analysis.names)
+            if match:
+                scale = 1.0 if analysis.is_symbol else config.embedded_name_scale
+                bonus = 1.0
+                if analysis.is_symbol and unit.type in TYPE_DEFINITIONS and analysis.names[0][:1].isupper():
+                    bonus += config.type_definition_bonus
+                if analysis.is_symbol and unit.type in CALLABLES and analysis.names[0][:1].islower():
+                    bonus += config.type_definition_bonus
+                if path_word_match(unit.file_path, frozenset(n.lower() for n in analysis.names)) > 0:
+                    bonus += config.stem_bonus
+                score += config.definition_boost * top * match * scale * bonus
+            if analysis.kind == NATURAL and config.path_match_boost:
+                share = path_word_match(unit.file_path, frozenset(analysis.terms))
+                score += config.path_match_boost * top * share
+            score += config.pagerank_weight * top * unit.pagerank_percentile
+            score *= role_penalty(unit.file_path, analysis.roles, config.role_factors)
+            if unit.type == "document" and "docs" not in analysis.roles:
+                score *= config.document_factor
+            scores[key] = score
+        if config.coherence:
+            by_file: dict[str, list[float]] = {}
+            for key, score in scores.items():
+                by_file.setdefault(summaries[key].file_path, []).append(score)
+            file_mass = {f: sum(sorted(v, reverse=True)[:3]) for f, v in by_file.items()}
+            heaviest = max(file_mass.values()) or 1.0
+            best_of_file: dict[str, str] = {}
+            for key in sorted(scores, key=lambda k: (-scores[k], k)):
+                best_of_file.setdefault(summaries[key].file_path, key)
+            peak = max(scores.values()) or 1.0
+            for file_path, key in best_of_file.items():
+                scores[key] += config.coherence * peak * file_mass[file_path] / heaviest
+        ordered = sorted(scores, key=lambda k: (-scores[k], k))
+        diversified = diversify([(k, summaries[k].file_path, scores[k]) for k in ordered], config.diversity_decay)
+        return tuple(
+            ScoredUnit(
+                key,
+                score,
+                summaries[key],
+                tuple(leg for leg, found in (("lexical", key in lexical), ("vector", key in found_by_vector)) if found)
+                or ("definition",),
+                lexical.get(key, 0.0),
+                semantic.get(key, 0.0),
+            )
+            for key, score in diversified[:limit]
+        )

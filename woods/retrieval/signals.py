@@ -1,0 +1,118 @@
+"""Code-aware ranking signals: small pure functions, each measured on its own before it stayed.
+
+Why separate: the search engine (`code_search.py`) gathers evidence from the stores; these
+functions only turn evidence into numbers, so each can be tested and ablated in isolation.
+Every function is deterministic and reads nothing but its arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePosixPath
+
+from woods.paths import path_roles
+from woods.tokens import split_identifier
+
+# Types that define a named thing a symbol query is usually after (over a method of the same name).
+TYPE_DEFINITIONS = frozenset(
+    {"class", "module", "struct", "interface", "trait", "enum", "type", "type_alias", "protocol", "object",
+     "record", "union", "namespace", "typedef", "model", "controller", "service", "job", "mailer", "concern",
+     "policy", "serializer", "poro", "lib", "helper", "validator", "component", "view_component", "impl"}
+)
+CALLABLES = frozenset({"function", "method", "macro", "constructor", "test"})
+
+
+def minmax(scores: Mapping[str, float]) -> dict[str, float]:
+    """Scores rescaled to [0, 1] (all equal → all 1.0; empty → empty)."""
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    if high - low <= 1e-12:
+        return dict.fromkeys(scores, 1.0)
+    return {key: (value - low) / (high - low) for key, value in scores.items()}
+
+
+def scaled_to_max(scores: Mapping[str, float]) -> dict[str, float]:
+    """Scores divided by the best one (a zero floor keeps absolute gaps: BM25 has a natural zero)."""
+    if not scores:
+        return {}
+    high = max(scores.values())
+    if high <= 0:
+        return dict.fromkeys(scores, 0.0)
+    return {key: max(0.0, value) / high for key, value in scores.items()}
+
+
+def rrf(rankings: Iterable[Sequence[str]], k: float = 60.0) -> dict[str, float]:
+    """Reciprocal rank fusion: Σ 1/(k + rank) over the rankings a key appears in (rank from 1)."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def role_penalty(path: str, asked: frozenset[str], factors: Mapping[str, float]) -> float:
+    """The multiplier a file's roles earn (tests, examples, vendored …), 1.0 for library code or
+    for roles the query asks for. Several roles multiply."""
+    factor = 1.0
+    for role in path_roles(path):
+        if role not in asked:
+            factor *= factors.get(role, 1.0)
+    return factor
+
+
+def name_match(unit_name: str, names: Sequence[str]) -> float:
+    """How exactly a unit's own name matches a name the query gives: 1.0 same spelling, 0.7 same
+    letters in another case or with `_` removed (`dispatchRequest` ~ `dispatch_request`), 0."""
+    if not names or not unit_name:
+        return 0.0
+    if unit_name in names:
+        return 1.0
+    folded = unit_name.lower().replace("_", "")
+    if any(folded == n.lower().replace("_", "") for n in names):
+        return 0.7
+    return 0.0
+
+
+def path_word_match(path: str, words: frozenset[str]) -> float:
+    """Share of the query's words found in the file's stem or its parent directory's name, with
+    prefix tolerance for word forms (`dispatcher` ~ `dispatch`, `routing` ~ `route`): 0 … 1."""
+    if not words:
+        return 0.0
+    pure = PurePosixPath(path)
+    parts: set[str] = set()
+    stem = pure.name.split(".", 1)[0]
+    for segment in (stem, pure.parent.name):
+        if segment and segment not in (".", ".."):
+            parts.update(split_identifier(segment))
+    if stem in ("mod", "index", "init", "__init__", "main", "lib") and pure.parent.name:
+        parts.update(split_identifier(pure.parent.name))
+    if not parts:
+        return 0.0
+    matched = 0
+    for word in words:
+        if word in parts or any(_same_stem(word, part) for part in parts):
+            matched += 1
+    return matched / len(words)
+
+
+def _same_stem(a: str, b: str, minimum: int = 4) -> bool:
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return len(shorter) >= minimum and longer.startswith(shorter[: max(minimum, len(shorter) - 2)])
+
+
+def diversify(
+    ordered: Sequence[tuple[str, str, float]], decay: float, free_per_file: int = 1
+) -> list[tuple[str, float]]:
+    """Re-order (key, file, score) triples so one file does not fill the list: the n-th unit of a
+    file beyond `free_per_file` has its score multiplied by decay**(n - free_per_file). Input must
+    be in descending score order; ties break by key."""
+    seen: dict[str, int] = {}
+    adjusted: list[tuple[str, float]] = []
+    for key, file_path, score in ordered:
+        count = seen.get(file_path, 0)
+        factor = decay ** max(0, count + 1 - free_per_file) if count >= free_per_file else 1.0
+        adjusted.append((key, score * factor))
+        seen[file_path] = count + 1
+    adjusted.sort(key=lambda item: (-item[1], item[0]))
+    return adjusted
