@@ -218,6 +218,10 @@ def _print_index_summary(summary: Any, elapsed: float) -> None:
         f"edges {summary.edges} ({summary.resolved_edges} resolved)\n"
     )
     err.write(f"skipped: {skipped}\n")
+    if summary.searchable_seconds is not None:
+        state = "vectors pending" if summary.vectors_pending else "vectors complete"
+        resumed = f", {summary.resumed_vectors} resumed from an interrupted run" if summary.resumed_vectors else ""
+        err.write(f"searchable after {summary.searchable_seconds:.1f}s; {state}{resumed}\n")
     if summary.parse_failures or summary.warnings:
         err.write(f"warnings: {len(summary.warnings)} (first: {summary.warnings[0] if summary.warnings else '-'})\n")
     err.write(f"time {elapsed:.1f}s ({phases}); index at {summary.store_dir}\n")
@@ -311,15 +315,18 @@ def status(
 
     def action() -> int:
         from woods.freshness import changes_since_index
+        from woods.indexing.resume import describe_vector_state, vector_state
 
         stores = _open_index(path, store)
         try:
             manifest = stores.manifest.data
             changes = changes_since_index(stores)
+            vectors = vector_state(stores.store_dir, stores.generation.name, stores.manifest)
             payload = {
                 "store": str(stores.store_dir),
                 "generation": stores.generation.name,
                 "manifest": manifest,
+                "vectors": vectors,
                 "units_by_type": stores.metadata.type_counts(),
                 "files_by_language": stores.metadata.language_counts(),
                 "changes": changes.to_dict(),
@@ -339,6 +346,7 @@ def status(
             f"files {counts.get('files')}, units {counts.get('units')}, chunks {counts.get('chunks')}, "
             f"edges {counts.get('edges')}\n"
         )
+        out.write(describe_vector_state(vectors) + "\n")
         out.write("units by type: " + ", ".join(f"{k} {v}" for k, v in payload["units_by_type"].items()) + "\n")
         c = changes
         if c.root_missing:

@@ -1,11 +1,13 @@
-"""One generation: link, rank, chunk, embed and write every store of a complete index aside, then
-publish it atomically.
+"""Generations in two phases: link, rank and write the lexical generation and publish it (phase
+1, searchable at once); then chunk, embed and publish the vector-complete generation (phase 2).
 
-Guarantees: a generation is written whole into a private build directory and published by the
-store's atomic CURRENT swap, so a failure or a kill at any point leaves the previous index as it
-was (the build directory is removed, or removed by the next run). Every chunk's embedding text is
-hashed; a vector of the previous generation with the same text hash and embedder is copied, so only
-new texts reach the model.
+Guarantees: each generation is written whole into a private build directory and published by the
+store's atomic CURRENT swap, so a failure or a kill at any point leaves the last published index
+as it was (the build directory is removed, or removed by the next run). Phase 2 never rewrites
+phase 1's metadata database: it hard-links it (a copy only where the filesystem cannot link) and
+adds chunks.sqlite3, vectors.faiss and a manifest. Every chunk's embedding text is hashed; a vector
+of a previous generation or of the resume cache with the same text hash and embedder is copied, so
+only new texts reach the model, and every finished batch is written to the resume cache first.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import json
 import os
 import platform
 import shutil
+import sqlite3
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from woods.embedding.provider import EmbeddingProvider
 from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError
 from woods.indexing.lexical import lexical_document
 from woods.indexing.plan import PreparedText, children_by_parent, prepare_texts
+from woods.indexing.resume import ProgressFile, ResumeCache
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorCache, VectorSource, embedder_description
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
@@ -36,7 +41,7 @@ from woods.store import index as layout
 from woods.store.graph import compute_pagerank, pagerank_percentiles
 from woods.store.identity import assign_keys
 from woods.store.index import IndexStores, ReusableVectors, SchemaMismatchError
-from woods.store.metadata import ChunkRow, FileRow, MetadataWriter
+from woods.store.metadata import ChunkRow, ChunkWriter, FileRow, MetadataWriter
 from woods.units import Unit
 from woods.version import __version__
 
@@ -49,7 +54,15 @@ SMALL_EMBED_JOB = 64
 
 
 # Crash tests set WOODS_TEST_PAUSE=<phase> to stop the indexer at a known point and kill it there.
+# Points: discover, parse, write (phase 1 before its publish), embed (phase 2 before the first
+# batch), embed-batch (after the first batch reached the resume cache), vectors-write (phase 2
+# before its publish).
 _PAUSE_ENV = "WOODS_TEST_PAUSE"
+
+
+class EmbeddingCancelled(Exception):
+    """Phase 2 stopped between batches because the caller asked it to (`should_stop`); the
+    batches already finished are in the resume cache and the lexical generation stays published."""
 
 
 def crash_test_pause(phase: str) -> None:
@@ -65,20 +78,27 @@ def open_previous(store_dir: Path, summary: IndexSummary) -> IndexStores | None:
     a recorded warning (and a full build: nothing can be reused, no purge guard can apply); one of
     another index schema is a full build too, reported as such (its vectors may still be reused,
     see `reusable_vectors`)."""
+    previous, _vectors_reusable = open_previous_checked(store_dir, summary)
+    return previous
+
+
+def open_previous_checked(store_dir: Path, summary: IndexSummary) -> tuple[IndexStores | None, bool]:
+    """`open_previous`, and whether a previous generation's vectors may be reused (False only
+    when the published index is unreadable: then nothing of it is trusted)."""
     try:
-        return IndexStores.open(store_dir)
+        return IndexStores.open(store_dir), True
     except IndexNotFoundError:
-        return None
+        return None, True
     except SchemaMismatchError as exc:
         summary.full = True
         summary.warnings.append(f"the published index has another schema ({exc}); rebuilt in full")
-        return None
+        return None, True
     except CorruptIndexError as exc:
         summary.full = True
         summary.warnings.append(
             f"the published index could not be read ({exc}); built from scratch: nothing reused, purge guard not applied"
         )
-        return None
+        return None, False
 
 
 def _text_of(prepared: PreparedText) -> str:
@@ -89,13 +109,14 @@ def _text_of(prepared: PreparedText) -> str:
 
 
 def reusable_vectors(store_dir: Path, summary: IndexSummary) -> ReusableVectors | None:
-    """The vectors of a published generation of another index schema, when readable (else None,
-    with a warning when something was there but could not be read)."""
-    try:
-        return ReusableVectors.open(store_dir)
-    except IndexNotFoundError:
+    """The vectors of the newest vector-complete generation (any index schema), when readable
+    (else None, with a warning when something was there but could not be read)."""
+    generation = layout.newest_vector_generation(store_dir)
+    if generation is None:
         return None
-    except CorruptIndexError as exc:
+    try:
+        return ReusableVectors(generation, layout.read_manifest(generation, check_schema=False))
+    except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         summary.warnings.append(f"vectors of the previous index could not be reused ({exc})")
         return None
 
@@ -105,6 +126,261 @@ def stable_id(unit: Unit) -> str:
     return hashlib.sha256(f"{unit.type}\0{unit.identifier}\0{unit.file_path}".encode()).hexdigest()
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedUnits:
+    """Units with their storage keys and resolved edges, PageRank and members: what both phases
+    write (computed once per run; cheap next to parsing and embedding)."""
+
+    keyed: list[tuple[str, Unit]]
+    edges: list[LinkedEdge]
+    pagerank: dict[str, float]
+    percentiles: dict[str, float]
+    dependents: dict[str, list[dict[str, str]]]
+    children: dict[tuple[str, str], list[Unit]]
+
+
+def link_units(units: Sequence[Unit], *, link: bool, prefix_aliases: dict[str, str]) -> LinkedUnits:
+    """Keys, edges (resolved when `link`), PageRank over public identifiers (Ruby §1.9), dependents."""
+    keys = assign_keys(units)
+    names = NameIndex.build(zip(keys, units, strict=True), prefix_aliases)
+    keyed: list[tuple[str, Unit]] = []
+    edges: list[LinkedEdge] = []
+    for key, unit in zip(keys, units, strict=True):
+        if link:
+            unit, unit_edges = link_unit(key, unit, names)
+        else:
+            unit_edges = edges_of(key, unit, names)
+        keyed.append((key, unit))
+        edges.extend(unit_edges)
+    identifiers = sorted({u.identifier for _k, u in keyed})
+    pagerank = compute_pagerank(identifiers, ((e.source, e.target) for e in edges))
+    dependents: dict[str, list[dict[str, str]]] = defaultdict(list)
+    types_of: dict[str, str] = {}
+    for _key, unit in keyed:
+        types_of.setdefault(unit.identifier, unit.type)
+    for edge in sorted({(e.target, e.source) for e in edges if e.target_key is not None}):
+        dependents[edge[0]].append({"type": types_of.get(edge[1], ""), "identifier": edge[1]})
+    return LinkedUnits(keyed, edges, pagerank, pagerank_percentiles(pagerank), dict(dependents),
+                       children_by_parent([u for _k, u in keyed]))
+
+
+def write_lexical_generation(
+    build: Path,
+    linked: LinkedUnits,
+    embedder: dict[str, Any],
+    *,
+    root: Path | None,
+    files: Sequence[FileRow],
+    summary: IndexSummary,
+    progress: Progress,
+    extra_manifest: dict[str, Any],
+    extractions: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """Phase 1: the metadata database (units, lexical index, files, extractions, edges, PageRank)
+    and a manifest whose vectors are pending, into `build` (not published). Returns the manifest."""
+    started = time.perf_counter()
+    progress.phase("write", None)
+    crash_test_pause("write")
+    writer = MetadataWriter(build / layout.METADATA_FILE)
+    try:
+        for row in files:
+            writer.add_file(row)
+        for path, data in extractions.items():
+            writer.add_extraction(path, data)
+        for key, unit in linked.keyed:
+            record = unit.to_dict()
+            record["dependents"] = linked.dependents.get(unit.identifier, [])
+            members = linked.children.get((unit.identifier, unit.file_path), ())
+            writer.add_unit(
+                key, record, stable_id(unit), linked.pagerank.get(unit.identifier, 0.0),
+                linked.percentiles.get(unit.identifier, 0.0), lexical=lexical_document(unit, members),
+            )
+        writer.add_edges((e.source_key, e.source, e.target, e.target_key, e.via, e.ordinal) for e in linked.edges)
+        counts = {
+            "files": len(files),
+            "units": len(linked.keyed),
+            "chunks": 0,
+            "edges": len(linked.edges),
+            "resolved_edges": sum(1 for e in linked.edges if e.target_key is not None),
+        }
+        manifest = {
+            "schema_version": layout.SCHEMA_VERSION,
+            "woods_version": __version__,
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "root": str(root) if root else None,
+            "embedder": embedder,
+            "counts": counts,
+            "vectors": {"state": layout.VECTORS_PENDING},
+            "python": platform.python_version(),
+            **extra_manifest,
+        }
+        writer.set_meta({"schema_version": str(layout.SCHEMA_VERSION), "manifest": manifest})
+        writer.commit_and_close()
+    except BaseException:
+        writer.abort()
+        raise
+    _write_manifest(build, manifest)
+    timed(summary.seconds, "write", started)
+    summary.units = len(linked.keyed)
+    summary.units_by_type = dict(sorted(Counter(u.type for _k, u in linked.keyed).items()))
+    summary.edges = counts["edges"]
+    summary.resolved_edges = counts["resolved_edges"]
+    return manifest
+
+
+def _write_manifest(build: Path, manifest: dict[str, Any]) -> None:
+    (build / layout.MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """Hard-link an immutable published file into a build (a copy where links are impossible)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPhase:
+    """What phase 2 reads besides the units: where vectors may be reused from, the resume cache,
+    and how to stop between batches."""
+
+    previous: VectorSource | None = None
+    resume: ResumeCache | None = None
+    should_stop: Callable[[], bool] | None = None
+
+
+def prepare_provider(provider: EmbeddingProvider, summary: IndexSummary) -> dict[str, Any]:
+    """Let a provider that exports or loads its model first (ONNX) do so — it may fall back to
+    another encoder, with a warning — and return the embedder its vectors are keyed under."""
+    prepare = getattr(provider, "prepare", None)
+    if callable(prepare):
+        prepare()
+    summary.warnings.extend(w for w in getattr(provider, "warnings", ()) if w not in summary.warnings)
+    return embedder_description(provider)
+
+
+def write_vector_generation(
+    build: Path,
+    lexical: Path,
+    lexical_manifest: dict[str, Any],
+    linked: LinkedUnits,
+    provider: EmbeddingProvider,
+    *,
+    chunk: bool,
+    summary: IndexSummary,
+    progress: Progress,
+    phase: VectorPhase,
+    store_dir: Path,
+) -> dict[str, Any]:
+    """Phase 2: chunk every unit, take vectors from the previous generation and the resume cache,
+    embed the rest (each batch committed to the resume cache before the next), then write
+    chunks.sqlite3, vectors.faiss and the vector-complete manifest into `build` next to a hard link
+    of the lexical generation's metadata database. Returns the manifest."""
+    started = time.perf_counter()
+    embedder = embedder_description(provider)
+    cache = VectorCache(phase.previous, embedder)
+    if cache.warning:
+        summary.warnings.append(cache.warning)
+    progress.phase("chunk", len(linked.keyed))
+    texts = prepare_texts(linked.keyed, provider, chunk, progress, cache.plans, cache.has, linked.children)
+    timed(summary.seconds, "chunk", started)
+
+    started = time.perf_counter()
+    hashes = [t.text_sha256 for t in texts]
+    vectors = np.zeros((len(texts), int(provider.dimension)), dtype=np.float32)
+    missing: dict[str, list[int]] = defaultdict(list)
+    for i, text_hash in enumerate(hashes):
+        cached = cache.get(text_hash)
+        if cached is not None:
+            vectors[i] = cached
+        else:
+            missing[text_hash].append(i)
+    summary.reused_vectors = len(texts) - sum(len(v) for v in missing.values())
+    resumed = phase.resume.get_many(missing) if phase.resume is not None and missing else {}
+    for text_hash, vector in resumed.items():
+        for i in missing.pop(text_hash):
+            vectors[i] = vector
+    summary.resumed_vectors = sum(1 for h in hashes if h in resumed)
+    order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text or ""), h))
+    report = ProgressFile(store_dir, lexical.name, len(texts))
+    done = len(texts) - sum(len(v) for v in missing.values())
+    report.update(done, force=True)
+    progress.phase("embed", len(order))
+    crash_test_pause("embed")
+    model: Any = provider
+    small_job = getattr(provider, "small_job_embedder", None)
+    if callable(small_job) and 0 < len(order) <= SMALL_EMBED_JOB:
+        model = small_job()
+    try:
+        for start in range(0, len(order), EMBED_BATCH):
+            if phase.should_stop is not None and phase.should_stop():
+                raise EmbeddingCancelled(f"embedding stopped after {start} of {len(order)} texts")
+            batch = order[start : start + EMBED_BATCH]
+            try:
+                embedded = model.embed_batch([_text_of(texts[missing[h][0]]) for h in batch])
+            except Exception as exc:
+                raise IndexingError(f"embedding failed: {exc}") from exc
+            if phase.resume is not None:
+                phase.resume.add(batch, embedded)
+            for text_hash, vector in zip(batch, embedded, strict=True):
+                for i in missing[text_hash]:
+                    vectors[i] = vector
+                    done += 1
+            progress.advance(len(batch))
+            report.update(done, force=start == 0)  # exact at the first batch (where crash tests stop)
+            if start == 0:
+                crash_test_pause("embed-batch")
+    finally:
+        report.update(done, force=True)
+    summary.embedded = len(order)
+    timed(summary.seconds, "embed", started)
+
+    started = time.perf_counter()
+    progress.phase("write", None)
+    crash_test_pause("vectors-write")
+    from woods.store.vectors import write_vectors
+
+    _link_or_copy(lexical / layout.METADATA_FILE, build / layout.METADATA_FILE)
+    writer = ChunkWriter(build / layout.CHUNKS_FILE)
+    try:
+        chunk_counts = Counter(t.key for t in texts)
+        for vector_id, (prepared, text_hash) in enumerate(zip(texts, hashes, strict=True)):
+            multi = chunk_counts[prepared.key] > 1
+            embedding_id = f"{prepared.key}#chunk_{prepared.chunk_index}" if multi else prepared.key
+            writer.add_chunk(
+                ChunkRow(embedding_id, vector_id, prepared.key, prepared.chunk_index, prepared.chunk_type,
+                         prepared.line_start, prepared.line_end, text_hash, prepared.plan_key)
+            )
+        writer.commit_and_close()
+    except BaseException:
+        writer.abort()
+        raise
+    write_vectors(build / layout.VECTORS_FILE, np.arange(len(texts), dtype=np.int64), vectors, int(provider.dimension))
+    manifest = dict(lexical_manifest)
+    manifest["embedder"] = embedder
+    manifest["counts"] = {**lexical_manifest["counts"], "chunks": len(texts)}
+    manifest["vectors"] = {
+        "state": layout.VECTORS_COMPLETE,
+        "lexical_generation": lexical.name,
+        "embedded": summary.embedded,
+        "reused": summary.reused_vectors + summary.resumed_vectors,
+    }
+    _write_manifest(build, manifest)
+    timed(summary.seconds, "write", started)
+    summary.chunks = len(texts)
+    return manifest
+
+
+def _publish(store_dir: Path, build: Path, summary: IndexSummary) -> Path:
+    started = time.perf_counter()
+    published = layout.publish(store_dir, build)
+    layout.cleanup(store_dir)
+    timed(summary.seconds, "write", started)
+    summary.generation = published.name
+    return published
 
 
 def build_index_from_units(
@@ -125,189 +401,84 @@ def build_index_from_units(
     extractions: dict[str, dict[str, Any]] | None = None,
     reuse_vectors: bool = True,
     previous: VectorSource | None = None,
+    lexical: Path | None = None,
+    vectors: bool = True,
+    should_stop: Callable[[], bool] | None = None,
+    on_searchable: Callable[[IndexSummary], None] | None = None,
+    run_started: float | None = None,
 ) -> IndexSummary:
-    """Write and publish a complete index of already-extracted units.
+    """Write and publish a complete index of already-extracted units, in two phases.
+
+    Phase 1 publishes the lexical generation (searchable at once; `on_searchable(summary)` is
+    called right after); phase 2 embeds and publishes the vector-complete one. `lexical` names an
+    already published lexical generation of exactly these units (a resumed run): phase 1 is then
+    skipped. `vectors=False` stops after phase 1 (a caller that runs phase 2 later, e.g. in the
+    background); `should_stop()` is asked between batches and stops phase 2 with
+    EmbeddingCancelled. Finished batches always stay in the store's resume cache.
 
     `link=True` resolves dependency candidates against the units (repository indexing);
     `link=False` keeps dependencies verbatim (pre-extracted corpora such as the Ruby bench).
     `chunk=True` splits units that exceed the provider's input limit. `lock=False` when the
-    caller already holds the store lock. Vectors are reused from `previous` (the published
-    generation the caller already opened) or, when not given, from the store's published
-    generation; `reuse_vectors=False` embeds everything.
+    caller already holds the store lock. Vectors are reused from `previous` (a generation the
+    caller already opened) or, when not given, from the store's newest vector-complete
+    generation; `reuse_vectors=False` embeds everything (the resume cache included).
     """
     progress = progress or SilentProgress()
     summary = summary or IndexSummary(store_dir=str(store_dir), generation="")
     store_dir.mkdir(parents=True, exist_ok=True)
+    run_started = time.perf_counter() if run_started is None else run_started
     with layout.StoreLock(store_dir, wait) if lock else contextlib.nullcontext():
         layout.cleanup(store_dir)
-        opened = open_previous(store_dir, summary) if reuse_vectors and previous is None else None
-        foreign = reusable_vectors(store_dir, summary) if reuse_vectors and previous is None and opened is None else None
+        linked = link_units(units, link=link, prefix_aliases=prefix_aliases or {})
+        embedder = embedder_description(provider)
+        if lexical is None:
+            build = layout.new_build_dir(store_dir)
+            try:
+                lexical_manifest = write_lexical_generation(
+                    build, linked, embedder, root=root, files=files, summary=summary, progress=progress,
+                    extra_manifest=extra_manifest or {}, extractions=extractions or {},
+                )
+                lexical = _publish(store_dir, build, summary)
+            except BaseException:
+                shutil.rmtree(build, ignore_errors=True)
+                raise
+        else:
+            lexical_manifest = layout.read_manifest(lexical).data
+            summary.generation = lexical.name
+        summary.searchable_seconds = round(time.perf_counter() - run_started, 3)
+        summary.vectors_pending = True
+        progress.note(
+            f"searchable after {summary.searchable_seconds:.1f}s (lexical and graph; vectors follow)"
+        )
+        if on_searchable is not None:
+            on_searchable(summary)
+        if not vectors:
+            return summary
+        source: VectorSource | None = previous if reuse_vectors else None
+        opened: ReusableVectors | None = None
+        if reuse_vectors and source is None:
+            opened = source = reusable_vectors(store_dir, summary)
+        embedder = prepare_provider(provider, summary)
+        resume: ResumeCache | None = ResumeCache(store_dir, str(embedder["fingerprint"]), int(embedder["dimension"]))
+        if not reuse_vectors and resume is not None:
+            resume.clear()  # --full: nothing computed before is used, but this run's batches are kept
         build = layout.new_build_dir(store_dir)
         try:
-            cache_source: VectorSource | None = (previous or opened or foreign) if reuse_vectors else None
-            generation = write_generation(
-                build, units, provider, cache_source, link=link, chunk=chunk, root=root, files=files,
-                summary=summary, progress=progress, prefix_aliases=prefix_aliases or {},
-                extra_manifest=extra_manifest or {}, extractions=extractions or {},
+            write_vector_generation(
+                build, lexical, lexical_manifest, linked, provider, chunk=chunk, summary=summary, progress=progress,
+                phase=VectorPhase(source, resume, should_stop), store_dir=store_dir,
             )
-            started = time.perf_counter()
-            published = layout.publish(store_dir, build)
-            layout.cleanup(store_dir)
-            timed(summary.seconds, "write", started)
+            _publish(store_dir, build, summary)
+            summary.vectors_pending = False
         except BaseException:
             shutil.rmtree(build, ignore_errors=True)
+            if resume is not None:
+                resume.close()
+                resume = None
             raise
         finally:
-            for reader in (opened, foreign):
-                if reader is not None:
-                    reader.close()
-    summary.generation = published.name
-    del generation
+            if opened is not None:
+                opened.close()
+        if resume is not None:
+            resume.discard()
     return summary
-
-
-def write_generation(
-    build: Path,
-    units: Sequence[Unit],
-    provider: EmbeddingProvider,
-    previous: VectorSource | None,
-    *,
-    link: bool,
-    chunk: bool,
-    root: Path | None,
-    files: Sequence[FileRow],
-    summary: IndexSummary,
-    progress: Progress,
-    prefix_aliases: dict[str, str],
-    extra_manifest: dict[str, Any],
-    extractions: dict[str, dict[str, Any]],
-) -> str:
-    """Link, rank, chunk, embed and write one complete generation into `build` (not published)."""
-    keys = assign_keys(units)
-    names = NameIndex.build(zip(keys, units, strict=True), prefix_aliases)
-    keyed: list[tuple[str, Unit]] = []
-    edges: list[LinkedEdge] = []
-    for key, unit in zip(keys, units, strict=True):
-        if link:
-            unit, unit_edges = link_unit(key, unit, names)
-        else:
-            unit_edges = edges_of(key, unit, names)
-        keyed.append((key, unit))
-        edges.extend(unit_edges)
-
-    # PageRank over public identifiers, Ruby §1.9.
-    identifiers = sorted({u.identifier for _k, u in keyed})
-    pagerank = compute_pagerank(identifiers, ((e.source, e.target) for e in edges))
-    percentiles = pagerank_percentiles(pagerank)
-    dependents: dict[str, list[dict[str, str]]] = defaultdict(list)
-    types_of: dict[str, str] = {}
-    for _key, unit in keyed:
-        types_of.setdefault(unit.identifier, unit.type)
-    for edge in sorted({(e.target, e.source) for e in edges if e.target_key is not None}):
-        dependents[edge[0]].append({"type": types_of.get(edge[1], ""), "identifier": edge[1]})
-
-    # Embedding texts, then vectors (reused from the previous generation where the text is unchanged).
-    embedder = embedder_description(provider)
-    started = time.perf_counter()
-    cache = VectorCache(previous, embedder)
-    if cache.warning:
-        summary.warnings.append(cache.warning)
-    progress.phase("chunk", len(keyed))
-    children = children_by_parent([u for _k, u in keyed])
-    texts = prepare_texts(keyed, provider, chunk, progress, cache.plans, cache.has, children)
-    timed(summary.seconds, "chunk", started)
-
-    started = time.perf_counter()
-    hashes = [t.text_sha256 for t in texts]
-    vectors = np.zeros((len(texts), int(provider.dimension)), dtype=np.float32)
-    missing: dict[str, list[int]] = defaultdict(list)
-    for i, text_hash in enumerate(hashes):
-        cached = cache.get(text_hash)
-        if cached is not None:
-            vectors[i] = cached
-        else:
-            missing[text_hash].append(i)
-    summary.reused_vectors = len(texts) - sum(len(v) for v in missing.values())
-    order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text or ""), h))
-    progress.phase("embed", len(order))
-    crash_test_pause("embed")
-    model = provider
-    small_job = getattr(provider, "small_job_embedder", None)
-    if callable(small_job) and 0 < len(order) <= SMALL_EMBED_JOB:
-        model = small_job()
-    for start in range(0, len(order), EMBED_BATCH):
-        batch = order[start : start + EMBED_BATCH]
-        try:
-            embedded = model.embed_batch([_text_of(texts[missing[h][0]]) for h in batch])
-        except Exception as exc:
-            raise IndexingError(f"embedding failed: {exc}") from exc
-        for text_hash, vector in zip(batch, embedded, strict=True):
-            for i in missing[text_hash]:
-                vectors[i] = vector
-        progress.advance(len(batch))
-    summary.embedded = len(order)
-    timed(summary.seconds, "embed", started)
-
-    # Stores.
-    started = time.perf_counter()
-    progress.phase("write", None)
-    crash_test_pause("write")
-    from woods.store.vectors import write_vectors
-
-    writer = MetadataWriter(build / layout.METADATA_FILE)
-    try:
-        for row in files:
-            writer.add_file(row)
-        for path, data in extractions.items():
-            writer.add_extraction(path, data)
-        for key, unit in keyed:
-            record = unit.to_dict()
-            record["dependents"] = dependents.get(unit.identifier, [])
-            members = children.get((unit.identifier, unit.file_path), ())
-            writer.add_unit(
-                key, record, stable_id(unit), pagerank.get(unit.identifier, 0.0), percentiles.get(unit.identifier, 0.0),
-                lexical=lexical_document(unit, members),
-            )
-        chunk_counts = Counter(t.key for t in texts)
-        for vector_id, (prepared, text_hash) in enumerate(zip(texts, hashes, strict=True)):
-            multi = chunk_counts[prepared.key] > 1
-            embedding_id = f"{prepared.key}#chunk_{prepared.chunk_index}" if multi else prepared.key
-            writer.add_chunk(
-                ChunkRow(embedding_id, vector_id, prepared.key, prepared.chunk_index, prepared.chunk_type,
-                         prepared.line_start, prepared.line_end, text_hash, prepared.plan_key)
-            )
-        writer.add_edges((e.source_key, e.source, e.target, e.target_key, e.via, e.ordinal) for e in edges)
-        counts = {
-            "files": len(files),
-            "units": len(keyed),
-            "chunks": len(texts),
-            "edges": len(edges),
-            "resolved_edges": sum(1 for e in edges if e.target_key is not None),
-        }
-        manifest = {
-            "schema_version": layout.SCHEMA_VERSION,
-            "woods_version": __version__,
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "root": str(root) if root else None,
-            "embedder": embedder,
-            "counts": counts,
-            "python": platform.python_version(),
-            **extra_manifest,
-        }
-        writer.set_meta({"schema_version": str(layout.SCHEMA_VERSION), "manifest": manifest})
-        writer.commit_and_close()
-    except BaseException:
-        writer.abort()
-        raise
-    write_vectors(build / layout.VECTORS_FILE, np.arange(len(texts), dtype=np.int64), vectors, int(provider.dimension))
-    (build / layout.MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    timed(summary.seconds, "write", started)
-
-    summary.units = len(keyed)
-    summary.units_by_type = dict(sorted(Counter(u.type for _k, u in keyed).items()))
-    summary.chunks = len(texts)
-    summary.edges = counts["edges"]
-    summary.resolved_edges = counts["resolved_edges"]
-    return build.name
-
-

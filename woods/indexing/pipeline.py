@@ -12,6 +12,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from woods.discovery import discover
@@ -21,10 +22,9 @@ from woods.extract.layout import RepositoryLayout
 from woods.indexing.generation import (
     build_index_from_units,
     crash_test_pause,
-    open_previous,
-    reusable_vectors,
+    open_previous_checked,
 )
-from woods.indexing.parse import PARALLEL_PARSE_MIN_FILES, cache_lookup, extract_files
+from woods.indexing.parse import PARALLEL_PARSE_MIN_FILES, cache_lookup, extract_files, parse_workers
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorSource, embedder_description
 from woods.store import index as layout
@@ -68,15 +68,25 @@ def index_repository(
     wait: float = 30.0,
     full: bool = False,
     allow_purge: bool = False,
-    workers: int = 1,
+    workers: int | None = None,
     parallel_min_files: int = PARALLEL_PARSE_MIN_FILES,
+    vectors: bool = True,
+    should_stop: Callable[[], bool] | None = None,
+    on_searchable: Callable[[IndexSummary], None] | None = None,
 ) -> IndexSummary:
-    """Index the repository at `root` into `store_dir` and publish it.
+    """Index the repository at `root` into `store_dir` and publish it, in two phases.
 
-    `workers > 1` parses large repositories in a process pool (`parse_workers()` picks a count for
-    the machine). The pool's workers re-import the calling program's main module, so a script
-    that passes workers > 1 needs the usual `if __name__ == "__main__":` guard; the CLI and the
-    MCP server do.
+    Phase 1 publishes the lexical generation as soon as parsing and linking are done (every
+    search works on it; vector and hybrid answer from the lexical leg and say so), and calls
+    `on_searchable(summary)`; phase 2 embeds and publishes the vector-complete generation.
+    `vectors=False` stops after phase 1; `should_stop()` is asked between embedding batches
+    (EmbeddingCancelled). An interrupted phase 2 resumes on the next run from the vectors already
+    computed (the resume cache), and a run with nothing left to embed finishes at once.
+
+    `workers` parse processes for large repositories (None: one per core, `parse_workers()`;
+    1: in-process). The pool's workers re-import the calling program's main module, so a script
+    that parses in parallel needs the usual `if __name__ == "__main__":` guard; the CLI and the
+    MCP server have it.
 
     Incremental by default: files whose size and mtime (or, failing that, content hash) match the
     previous generation are not read or parsed again, and embedding texts seen before are not
@@ -88,16 +98,34 @@ def index_repository(
         raise InputError(f"not a directory: {root}; pass a repository directory")
     progress = progress or SilentProgress()
     summary = IndexSummary(store_dir=str(store_dir), generation="", full=full)
+    options = _RunOptions(
+        max_file_bytes=max_file_bytes, allow_purge=allow_purge, workers=parse_workers() if workers is None else workers,
+        parallel_min_files=parallel_min_files, full=full, vectors=vectors, should_stop=should_stop,
+        on_searchable=on_searchable, started=time.perf_counter(),
+    )
     # The lock covers the whole run: a second indexer waits instead of parsing and embedding in vain.
     with layout.StoreLock(store_dir, wait):
         layout.cleanup(store_dir)
-        previous = None if full else open_previous(store_dir, summary)
+        previous, vectors_trusted = (None, False) if full else open_previous_checked(store_dir, summary)
         try:
-            return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary,
-                                 previous, allow_purge, workers, parallel_min_files, full)
+            return _index_locked(root, store_dir, provider_factory, progress, summary, previous,
+                                 options, vectors_trusted)
         finally:
             if previous is not None:
                 previous.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _RunOptions:
+    max_file_bytes: int
+    allow_purge: bool
+    workers: int
+    parallel_min_files: int
+    full: bool
+    vectors: bool
+    should_stop: Callable[[], bool] | None
+    on_searchable: Callable[[IndexSummary], None] | None
+    started: float
 
 
 def _up_to_date(
@@ -132,15 +160,13 @@ def _index_locked(
     root: Path,
     store_dir: Path,
     provider_factory: Callable[[], EmbeddingProvider],
-    max_file_bytes: int,
     progress: Progress,
     summary: IndexSummary,
     previous: IndexStores | None,
-    allow_purge: bool,
-    workers: int,
-    parallel_min_files: int,
-    full_requested: bool,
+    options: _RunOptions,
+    vectors_trusted: bool,
 ) -> IndexSummary:
+    max_file_bytes, allow_purge = options.max_file_bytes, options.allow_purge
     started = time.perf_counter()
     progress.phase("discover", None)
     crash_test_pause("discover")
@@ -160,8 +186,8 @@ def _index_locked(
     layout_key = repo_layout.key(__version__)
     crash_test_pause("parse")
     units, rows = extract_files(
-        root, found.files, progress, summary, workers=workers, cached=cache_lookup(root, previous, layout_key),
-        layout=repo_layout, parallel_min_files=parallel_min_files,
+        root, found.files, progress, summary, workers=options.workers, cached=cache_lookup(root, previous, layout_key),
+        layout=repo_layout, parallel_min_files=options.parallel_min_files,
     )
     summary.files = len(rows)
     summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))
@@ -190,27 +216,28 @@ def _index_locked(
     go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
     aliases = go_module_aliases(root, go_mods)
     provider = provider_factory()  # cheap: models load on the first text to embed
+    lexical: Path | None = None
     if previous is not None and _up_to_date(previous, rows, summary, provider, layout_key, max_file_bytes, aliases):
-        summary.up_to_date = True
         summary.generation = previous.generation.name
         summary.units = previous.metadata.count()
         summary.units_by_type = previous.metadata.type_counts()
-        summary.chunks = previous.metadata.chunk_count()
-        summary.reused_vectors = summary.chunks
         counts = previous.manifest.counts
         summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
-        return summary
-    # Vectors come from the published generation, or — after a schema change — from whatever the
-    # old generation still holds (same model only; `--full` reuses nothing).
-    vector_source: VectorSource | None = previous
-    if vector_source is None and not full_requested:
-        vector_source = reusable_vectors(store_dir, summary)
-    try:
-        return _build(units, provider, store_dir, root, rows, summary, progress, aliases, max_file_bytes, layout_key,
-                      extractions, vector_source)
-    finally:
-        if vector_source is not None and vector_source is not previous:
-            vector_source.close()
+        if previous.has_vectors:
+            summary.up_to_date = True
+            summary.chunks = previous.metadata.chunk_count()
+            summary.reused_vectors = summary.chunks
+            summary.searchable_seconds = round(time.perf_counter() - options.started, 3)
+            return summary
+        # The published generation is this run's lexical generation: only its vectors are missing
+        # (an interrupted phase 2, or one left for later). Resume phase 2.
+        lexical = previous.generation
+    # Vectors come from the published generation, else (after an interrupted phase 2, or a schema
+    # change) from the newest generation that has them; same model only; `--full` and an
+    # unreadable published index reuse nothing.
+    vector_source: VectorSource | None = previous if previous is not None and previous.has_vectors else None
+    return _build(units, provider, store_dir, root, rows, summary, progress, aliases, layout_key,
+                  extractions, vector_source, lexical, options, reuse=not options.full and vectors_trusted)
 
 
 def _build(
@@ -222,10 +249,13 @@ def _build(
     summary: IndexSummary,
     progress: Progress,
     aliases: dict[str, str],
-    max_file_bytes: int,
     layout_key: str,
     extractions: dict[str, dict[str, object]],
     vector_source: VectorSource | None,
+    lexical: Path | None,
+    options: _RunOptions,
+    *,
+    reuse: bool,
 ) -> IndexSummary:
     return build_index_from_units(
         units,
@@ -241,12 +271,17 @@ def _build(
         lock=False,
         extra_manifest={
             "skipped": summary.skipped,
-            "max_file_bytes": max_file_bytes,
+            "max_file_bytes": options.max_file_bytes,
             "layout_key": layout_key,
             "prefix_aliases": aliases,
         },
         extractions=extractions,
-        reuse_vectors=vector_source is not None,
+        reuse_vectors=reuse,
         previous=vector_source,
+        lexical=lexical,
+        vectors=options.vectors,
+        should_stop=options.should_stop,
+        on_searchable=options.on_searchable,
+        run_started=options.started,
     )
 

@@ -45,6 +45,12 @@ class IndexSummary:
     chunks: int = 0
     embedded: int = 0
     reused_vectors: int = 0
+    # Vectors read back from the resume cache (computed by an interrupted earlier run).
+    resumed_vectors: int = 0
+    # Seconds from the start of the run until the lexical generation was published (searchable).
+    searchable_seconds: float | None = None
+    # True while only the lexical generation is published (phase 2 not finished).
+    vectors_pending: bool = False
     edges: int = 0
     resolved_edges: int = 0
     skipped: dict[str, int] = field(default_factory=dict)

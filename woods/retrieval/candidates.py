@@ -190,6 +190,9 @@ class RetrievalTrace:
     profile: str = "ruby"
     legs: tuple[str, ...] = ()
     query_kind: str | None = None
+    # The strategy the query asked for (or was classified to) when another one answered it: a
+    # vector or hybrid search on an index whose vectors are still being computed answers lexically.
+    fallback_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -206,6 +209,8 @@ class RetrievalTrace:
             data["legs"] = list(self.legs)
         if self.query_kind is not None:
             data["query_kind"] = self.query_kind
+        if self.fallback_from is not None:
+            data["fallback_from"] = self.fallback_from
         return data
 
 

@@ -158,7 +158,7 @@ class CodeSearch:
         except WoodsError as exc:
             return None, None, f"vector store unavailable ({exc})"
         if store is None:
-            return None, None, "this index has no vectors yet"
+            return None, None, "this index has no vectors yet (phase 2 of `woods index` has not finished)"
         return store, self._embedder(), None
 
     def _semantic(self, store: DenseStore, vector: np.ndarray) -> dict[str, float]:

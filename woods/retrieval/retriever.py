@@ -12,6 +12,7 @@ context, type-rank table included; store failures surface as StoreError naming t
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,7 +35,7 @@ from woods.retrieval.candidates import (
     StoreError,
     TypeRankEntry,
 )
-from woods.retrieval.classifier import QueryClassifier
+from woods.retrieval.classifier import QueryClassifier, select_strategy
 from woods.retrieval.code_search import CodeSearch, CodeSearchConfig, DenseStore
 from woods.retrieval.exact import exact_matches
 from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor
@@ -55,6 +56,10 @@ MODES = ("semantic", "lexical")
 # RRF ranker and keyword semantics) and is what the parity bench measures.
 PROFILES = ("code", "ruby")
 DEFAULT_PROFILE = "code"
+# Strategies that need the vector store; on an index whose vectors are still being computed the
+# Ruby profile answers them with keyword search (and says so).
+VECTOR_STRATEGIES = ("vector", "hybrid")
+NO_VECTORS_YET = "this index has no vectors yet (phase 2 of `woods index` has not finished)"
 # Strategies the code profile answers with code search, and the mode each maps to; graph and direct
 # are structural lookups and keep the Ruby executor in every profile.
 CODE_SEARCH_MODES = {None: "hybrid", "hybrid": "hybrid", "vector": "vector", "keyword": "lexical", "lexical": "lexical"}
@@ -238,10 +243,26 @@ class Retriever:
                     ScopedVectorStore(pipeline.vectors, scope) if pipeline.vectors is not None else None,
                     ScopedGraphStore(pipeline.graph, scope) if pipeline.graph is not None else None,
                 )
+            warnings: tuple[str, ...] = ()
+            chosen = strategy or select_strategy(classification)
+            if chosen in VECTOR_STRATEGIES and not self.has_vectors:
+                warnings = (f"{chosen} strategy skipped: {NO_VECTORS_YET}; answered with keyword search",)
+                strategy = "keyword"
             result = self._retrieve_semantic(
                 pipeline, text, classification, budget, type_list, excluded, strategy, scope, limit, started
             )
+            if warnings:
+                result = dataclasses.replace(
+                    result, warnings=(*result.warnings, *warnings),
+                    trace=dataclasses.replace(result.trace, fallback_from=chosen),
+                )
         return result
+
+    @property
+    def has_vectors(self) -> bool:
+        """False while the index is lexical only (its vectors are still being computed): vector and
+        hybrid searches then answer lexically with a warning, in every profile."""
+        return bool(getattr(self._stores, "has_vectors", True))
 
     def _retrieve_semantic(
         self,
@@ -365,6 +386,7 @@ class Retriever:
             profile="code",
             legs=found.legs,
             query_kind=found.analysis.kind,
+            fallback_from=mode if mode in ("hybrid", "vector") and "vector" not in found.legs else None,
         )
         return RetrievalResult(
             context=assembled.context,
@@ -383,8 +405,13 @@ class Retriever:
 
     def _dense_store(self) -> DenseStore | None:
         """The vector store, or None when this generation has none yet (lexical answers then)."""
+        if not self.has_vectors:
+            return None
         vectors = getattr(self._stores, "vectors", None)
-        return None if vectors is None else _Translated(vectors, "vector")  # type: ignore[return-value]
+        if vectors is None:
+            return None
+        dense: DenseStore = _Translated(vectors, "vector")
+        return dense
 
     def _retrieve_lexical(
         self,
@@ -546,7 +573,7 @@ class Retriever:
     ) -> tuple[RankedEntry, ...]:
         """The user-facing list: one entry per unit (its best-ranked chunk; the list is already in
         rank order), at most `limit`. Chunks collapse here exactly as the assembler collapses them."""
-        entries = []
+        entries: list[RankedEntry] = []
         seen: set[str] = set()
         for candidate in candidates:
             base = strip_chunk(candidate.identifier)

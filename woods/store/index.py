@@ -5,10 +5,17 @@ Layout under the store directory (default `<repo>/.woods/`):
     CURRENT                      JSON {"generation": "<name>"} — the commit point, replaced atomically
     generations/<name>/          one complete, immutable index:
         metadata.sqlite3         units, chunks, files, edges, FTS5 (source of truth)
-        vectors.faiss            IndexIDMap2(IndexFlatIP) keyed by chunks.vector_id
-        manifest.json            schema, versions, embedder, counts, timings
+        chunks.sqlite3           embedding chunks (text hashes, FAISS ids); vector-complete only
+        vectors.faiss            IndexIDMap2(IndexFlatIP) keyed by chunks.vector_id; vector-complete only
+        manifest.json            schema, versions, embedder, counts, vector state, timings
     building-<token>/            a generation being written (deleted or renamed, never read)
+    embedding/                   the resume cache of phase 2 (see woods/indexing/resume.py)
     lock                         flock-held by the one running `woods index`
+
+Two phases: an index run first publishes a *lexical* generation (units, lexical index, edges,
+PageRank; manifest `vectors.state = "pending"`), searchable at once, then a *vector-complete*
+generation that hard-links the lexical one's metadata.sqlite3 and adds chunks.sqlite3,
+vectors.faiss and a manifest with `vectors.state = "complete"`.
 
 Why generations: a new index is written aside and published by replacing CURRENT, so a reader
 sees the old index or the new one, never a mix, and a crash at any moment leaves the previous
@@ -41,18 +48,24 @@ if TYPE_CHECKING:
 # refused with "run `woods index --full`" instead of failing later on a missing column.
 # 2: units.name, units.pagerank_percentile, chunks.plan_key, the extractions table.
 # 3: the code-aware lexical index (`lexical` FTS5 table) replaces `units_fts`.
-SCHEMA_VERSION = 3
+# 4: two-phase publish: chunks live in chunks.sqlite3 beside the vectors; manifest `vectors`.
+SCHEMA_VERSION = 4
 STORE_DIRNAME = ".woods"
 CURRENT_FILE = "CURRENT"
 GENERATIONS_DIR = "generations"
 METADATA_FILE = "metadata.sqlite3"
+CHUNKS_FILE = "chunks.sqlite3"
 VECTORS_FILE = "vectors.faiss"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = "lock"
 BUILD_PREFIX = "building-"
 # Generations kept besides the current one, so a reader that opened the previous index just before
-# a publish can finish its query.
+# a publish can finish its query. The newest vector-complete generation is kept too (the vectors a
+# resumed or incremental phase 2 reuses), whatever its age.
 KEEP_PREVIOUS_GENERATIONS = 1
+# Manifest `vectors.state` values: a lexical generation waits for its vectors, a complete one has them.
+VECTORS_PENDING = "pending"
+VECTORS_COMPLETE = "complete"
 
 
 def store_dir_for(path: Path | None, store: Path | None) -> Path:
@@ -110,6 +123,14 @@ class Manifest:
     @property
     def counts(self) -> dict[str, int]:
         return dict(self.data.get("counts", {}))
+
+    @property
+    def has_vectors(self) -> bool:
+        """True for a vector-complete generation; False for a lexical one whose vectors are still
+        being computed (phase 2). A manifest without the field predates two-phase publishing and
+        always had its vectors."""
+        vectors = self.data.get("vectors")
+        return not isinstance(vectors, dict) or vectors.get("state", VECTORS_COMPLETE) == VECTORS_COMPLETE
 
 
 def read_current(store_dir: Path) -> Path:
@@ -170,7 +191,9 @@ class IndexStores:
         self._vectors: Any = None
         self._reader_lock = _hold_shared(generation / MANIFEST_FILE)
         try:
-            self.metadata = _open_checked_metadata(generation / METADATA_FILE, manifest)
+            self.metadata = _open_checked_metadata(
+                generation / METADATA_FILE, manifest, generation / CHUNKS_FILE if manifest.has_vectors else None
+            )
         except BaseException:
             # A generation that fails its checks must not keep the reader's lock (a server that
             # retries on every call would otherwise leak a descriptor per call).
@@ -186,7 +209,16 @@ class IndexStores:
         return cls(store_dir, generation, read_manifest(generation))
 
     @property
+    def has_vectors(self) -> bool:
+        """False while this generation is lexical only (phase 2 has not published its vectors):
+        vector and hybrid searches then answer from the lexical leg and say so."""
+        return self.manifest.has_vectors
+
+    @property
     def vectors(self) -> Any:
+        """The FAISS store; None for a lexical generation (`has_vectors` False)."""
+        if not self.has_vectors:
+            return None
         if self._vectors is None:
             self._vectors = self._open_vectors()
         return self._vectors
@@ -231,15 +263,17 @@ class IndexStores:
         self.close()
 
 
-def _open_checked_metadata(db_path: Path, manifest: Manifest) -> SQLiteMetadataStore:
-    """The generation's database, checked against the manifest's counts; closed again (never
-    leaked) when it is missing, unreadable or disagrees, which raises CorruptIndexError."""
+def _open_checked_metadata(db_path: Path, manifest: Manifest, chunks_path: Path | None = None) -> SQLiteMetadataStore:
+    """The generation's database (with its chunks database when the generation has vectors),
+    checked against the manifest's counts; closed again (never leaked) when it is missing,
+    unreadable or disagrees, which raises CorruptIndexError."""
     from woods.store.metadata import SQLiteMetadataStore
 
-    if not db_path.is_file():
-        raise CorruptIndexError(f"{db_path} is missing; run `woods index --full`")
+    for path in (db_path, chunks_path):
+        if path is not None and not path.is_file():
+            raise CorruptIndexError(f"{path} is missing; run `woods index --full`")
     try:
-        store = SQLiteMetadataStore(db_path)
+        store = SQLiteMetadataStore(db_path, chunks_path)
     except sqlite3.DatabaseError as exc:
         raise CorruptIndexError(f"{db_path} is not a readable woods database ({exc}); run `woods index --full`") from exc
     try:
@@ -287,13 +321,20 @@ class ReusableVectors:
         self.manifest = manifest
         self._generation = generation
         self._reader_lock = _hold_shared(generation / MANIFEST_FILE)
-        uri = f"file:{(generation / METADATA_FILE).as_posix()}?mode=ro&immutable=1"
+        # Schema 4 keeps chunks beside the vectors; earlier schemas in the metadata database.
+        chunks = generation / CHUNKS_FILE
+        database = chunks if chunks.is_file() else generation / METADATA_FILE
+        uri = f"file:{database.as_posix()}?mode=ro&immutable=1"
         self._conn = sqlite3.connect(uri, uri=True)
 
     @classmethod
     def open(cls, store_dir: Path) -> ReusableVectors:
         generation = read_current(store_dir)
         return cls(generation, read_manifest(generation, check_schema=False))
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.manifest.has_vectors
 
     def chunks(self) -> list[ChunkRow]:
         from woods.store.metadata import ChunkRow
@@ -369,6 +410,24 @@ class StoreLock:
             self._fd = None
 
 
+def writer_running(store_dir: Path) -> bool:
+    """True when a `woods index` holds the store lock right now (a non-blocking probe that writes
+    nothing: a shared flock taken and released at once)."""
+    try:
+        fd = os.open(store_dir / LOCK_FILE, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
+
+
 def new_build_dir(store_dir: Path) -> Path:
     """A fresh private directory to write the next generation into."""
     path = store_dir / f"{BUILD_PREFIX}{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
@@ -392,8 +451,27 @@ def publish(store_dir: Path, build_dir: Path) -> Path:
     return target
 
 
+def newest_vector_generation(store_dir: Path) -> Path | None:
+    """The newest published generation that has its vectors (any schema), or None.
+
+    Why: after a phase 2 was interrupted the current generation is lexical only; the vectors an
+    incremental run reuses are in the last vector-complete generation, which cleanup keeps.
+    Generation names start with their build time, so the greatest name is the newest."""
+    generations = store_dir / GENERATIONS_DIR
+    if not generations.is_dir():
+        return None
+    for path in sorted((p for p in generations.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
+        try:
+            if read_manifest(path, check_schema=False).has_vectors:
+                return path
+        except CorruptIndexError:
+            continue
+    return None
+
+
 def cleanup(store_dir: Path) -> list[str]:
-    """Remove abandoned builds and old generations no reader holds (call with the lock held)."""
+    """Remove abandoned builds and old generations no reader holds (call with the lock held).
+    Kept: the current generation, the newest previous one, and the newest vector-complete one."""
     removed: list[str] = []
     for entry in sorted(store_dir.glob(f"{BUILD_PREFIX}*")):
         shutil.rmtree(entry, ignore_errors=True)
@@ -405,7 +483,9 @@ def cleanup(store_dir: Path) -> list[str]:
         current = read_current(store_dir).name
     except (IndexNotFoundError, CorruptIndexError):
         current = None
-    older = sorted((p for p in generations.iterdir() if p.is_dir() and p.name != current), key=lambda p: p.name)
+    vector_source = newest_vector_generation(store_dir)
+    keep = {current, vector_source.name if vector_source is not None else None}
+    older = sorted((p for p in generations.iterdir() if p.is_dir() and p.name not in keep), key=lambda p: p.name)
     for path in older[: max(0, len(older) - KEEP_PREVIOUS_GENERATIONS)]:
         if _reader_holds(path / MANIFEST_FILE):
             continue

@@ -63,18 +63,6 @@ CREATE INDEX IF NOT EXISTS units_name ON units(name);
 CREATE INDEX IF NOT EXISTS units_type ON units(type);
 CREATE INDEX IF NOT EXISTS units_file ON units(file_path, line_start);
 CREATE INDEX IF NOT EXISTS units_stable ON units(stable_id);
-CREATE TABLE IF NOT EXISTS chunks (
-    embedding_id TEXT PRIMARY KEY,
-    vector_id INTEGER NOT NULL UNIQUE,
-    unit_key TEXT NOT NULL,
-    chunk_index INTEGER NOT NULL,
-    chunk_type TEXT NOT NULL,
-    line_start INTEGER NOT NULL,
-    line_end INTEGER NOT NULL,
-    text_sha256 TEXT NOT NULL,
-    plan_key TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS chunks_unit ON chunks(unit_key);
 CREATE TABLE IF NOT EXISTS edges (
     source_key TEXT NOT NULL,
     source TEXT NOT NULL,
@@ -91,6 +79,24 @@ CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(
     content='', tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
 );
 """
+
+# The embedding chunks. A lexical generation's metadata database holds the table empty; a
+# vector-complete generation holds the rows in its own chunks.sqlite3 (written by phase 2).
+_CHUNKS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunks (
+    embedding_id TEXT PRIMARY KEY,
+    vector_id INTEGER NOT NULL UNIQUE,
+    unit_key TEXT NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    chunk_type TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    plan_key TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS chunks_unit ON chunks(unit_key);
+"""
+_SCHEMA += _CHUNKS_SCHEMA
 
 _SEGMENT_SEPARATORS = re.compile(r"::|#|\.|:|/")
 
@@ -181,11 +187,21 @@ class SQLiteMetadataStore:
     only read an immutable file.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, chunks_path: Path | None = None) -> None:
         self.path = path
         uri = f"file:{path.as_posix()}?mode=ro&immutable=1"
         self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
+        # A vector-complete generation keeps its chunks in their own file beside the vectors
+        # (phase 2 adds it without rewriting this one); attached read-only and immutable too.
+        self._chunks = "chunks"
+        if chunks_path is not None:
+            try:
+                self._conn.execute("ATTACH DATABASE ? AS vec", (f"file:{chunks_path.as_posix()}?mode=ro&immutable=1",))
+            except BaseException:
+                self._conn.close()
+                raise
+            self._chunks = "vec.chunks"
 
     def close(self) -> None:
         self._conn.close()
@@ -350,7 +366,7 @@ class SQLiteMetadataStore:
         for start in range(0, len(unique), _BATCH):
             part = unique[start : start + _BATCH]
             rows = self._conn.execute(
-                f"SELECT unit_key, vector_id FROM chunks WHERE unit_key IN ({','.join('?' * len(part))}) "
+                f"SELECT unit_key, vector_id FROM {self._chunks} WHERE unit_key IN ({','.join('?' * len(part))}) "
                 "ORDER BY unit_key, chunk_index",
                 part,
             )
@@ -427,16 +443,16 @@ class SQLiteMetadataStore:
     def chunks(self) -> list[ChunkRow]:
         rows = self._conn.execute(
             "SELECT embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, line_end, "
-            "text_sha256, plan_key FROM chunks ORDER BY vector_id"
+            f"text_sha256, plan_key FROM {self._chunks} ORDER BY vector_id"
         )
         return [ChunkRow(*r) for r in rows]
 
     def chunk_count(self) -> int:
-        return int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return int(self._conn.execute(f"SELECT count(*) FROM {self._chunks}").fetchone()[0])
 
     _VECTOR_META_SQL = (
         "SELECT c.vector_id, c.embedding_id, c.unit_key, u.identifier, u.type, u.file_path "
-        "FROM chunks c JOIN units u ON u.key = c.unit_key"
+        "FROM {chunks} c JOIN units u ON u.key = c.unit_key"
     )
 
     def vector_meta(self, vector_ids: Iterable[int] | None = None) -> dict[int, tuple[str, str, str, str, str]]:
@@ -450,7 +466,7 @@ class SQLiteMetadataStore:
             if not batches:
                 return found
         for part in batches:
-            sql = self._VECTOR_META_SQL
+            sql = self._VECTOR_META_SQL.format(chunks=self._chunks)
             if vector_ids is not None:
                 sql += f" WHERE c.vector_id IN ({','.join('?' * len(part))})"
             for vid, eid, key, ident, unit_type, file_path in self._conn.execute(sql, part):
@@ -462,7 +478,7 @@ class SQLiteMetadataStore:
         rows = self._conn.execute(
             "SELECT source_key, source, target, target_key, via FROM edges ORDER BY source_key, ordinal"
         )
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def edge_counts_by_via(self) -> dict[str, int]:
         rows = self._conn.execute("SELECT via, count(*) FROM edges GROUP BY via ORDER BY via")
@@ -540,21 +556,7 @@ class MetadataWriter:
         )
 
     def add_chunk(self, row: ChunkRow) -> None:
-        self._conn.execute(
-            "INSERT INTO chunks(embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, "
-            "line_end, text_sha256, plan_key) VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                row.embedding_id,
-                row.vector_id,
-                row.unit_key,
-                row.chunk_index,
-                row.chunk_type,
-                row.line_start,
-                row.line_end,
-                row.text_sha256,
-                row.plan_key,
-            ),
-        )
+        _insert_chunk(self._conn, row)
 
     def add_edges(self, rows: Iterable[tuple[str, str, str, str | None, str, int]]) -> None:
         self._conn.executemany(
@@ -571,3 +573,39 @@ class MetadataWriter:
             self._conn.rollback()
         finally:
             self._conn.close()
+
+
+class ChunkWriter:
+    """Writes a vector-complete generation's `chunks.sqlite3` (private, not yet published): the
+    chunk rows phase 2 adds beside the vectors, without touching the metadata database."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._conn = sqlite3.connect(path)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.executescript(_CHUNKS_SCHEMA)
+        self._conn.execute("BEGIN")
+
+    def add_chunk(self, row: ChunkRow) -> None:
+        _insert_chunk(self._conn, row)
+
+    def commit_and_close(self) -> None:
+        self._conn.commit()
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._conn.close()
+
+    def abort(self) -> None:
+        try:
+            self._conn.rollback()
+        finally:
+            self._conn.close()
+
+
+def _insert_chunk(conn: sqlite3.Connection, row: ChunkRow) -> None:
+    conn.execute(
+        "INSERT INTO chunks(embedding_id, vector_id, unit_key, chunk_index, chunk_type, line_start, "
+        "line_end, text_sha256, plan_key) VALUES (?,?,?,?,?,?,?,?,?)",
+        (row.embedding_id, row.vector_id, row.unit_key, row.chunk_index, row.chunk_type, row.line_start,
+         row.line_end, row.text_sha256, row.plan_key),
+    )

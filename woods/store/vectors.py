@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ _TIE_MARGIN = 16
 _SEARCH_THREADS = 1
 
 
-def _faiss():  # imported lazily: `woods --help` and keyword-only searches never load it
+def _faiss() -> Any:  # imported lazily: `woods --help` and keyword-only searches never load it
     import faiss
 
     return faiss

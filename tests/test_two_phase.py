@@ -1,0 +1,251 @@
+"""Two-phase publish: the lexical generation is searchable while phase 2 embeds; an interrupted
+phase 2 resumes from the vectors it already computed; status shows the progress.
+
+In-process tests hold phase 2 with a Progress that searches when the embed phase starts; the
+kill tests run the real CLI in a subprocess and SIGKILL it at an announced point (WOODS_TEST_PAUSE).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import FIXTURES, REPO, run_cli
+from woods.embedding.fake import FakeEmbeddingProvider
+from woods.indexing import index_repository
+from woods.indexing.generation import EMBED_BATCH, EmbeddingCancelled
+from woods.indexing.resume import ResumeCache, read_progress
+from woods.retrieval.retriever import Retriever
+from woods.store import index as layout
+from woods.store.index import IndexStores
+
+# Functions in the generated module: enough texts for several embedding batches.
+GENERATED_FUNCTIONS = 3 * EMBED_BATCH
+
+
+class CountingFake(FakeEmbeddingProvider):
+    """The Fake provider, recording every text it is asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def embed_batch(self, texts):
+        self.embedded.extend(texts)
+        return super().embed_batch(texts)
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "python_pkg", root / "python_pkg")
+    shutil.copytree(FIXTURES / "ruby_gem", root / "ruby_gem")
+    body = "\n\n".join(
+        f"def generated_helper_{i}(value):\n    \"\"\"Helper number {i}.\"\"\"\n    return value * {i} + {i * 7}\n"
+        for i in range(GENERATED_FUNCTIONS)
+    )
+    (root / "python_pkg" / "ledger" / "generated_helpers.py").write_text(body + "\n")
+    return root
+
+
+class SearchWhenEmbedding:
+    """A Progress that runs `probe()` once, when phase 2 starts embedding (phase 1 is published)."""
+
+    def __init__(self, probe) -> None:
+        self.probe = probe
+        self.results: list = []
+        self.notes: list[str] = []
+
+    def phase(self, name: str, total: int | None) -> None:
+        if name == "embed" and not self.results:
+            self.results.append(self.probe())
+
+    def advance(self, count: int = 1) -> None:
+        pass
+
+    def note(self, message: str) -> None:
+        self.notes.append(message)
+
+
+def _search_all_profiles(store: Path) -> dict:
+    with IndexStores.open(store) as stores:
+        assert stores.has_vectors is False
+        assert stores.vectors is None
+        code = Retriever(stores, FakeEmbeddingProvider, profile="code")
+        ruby = Retriever(stores, FakeEmbeddingProvider, profile="ruby")
+        return {
+            "code_hybrid": code.retrieve("JournalCsvExporter"),
+            "code_vector": code.retrieve("export journal entries to csv", strategy="vector"),
+            "ruby_vector": ruby.retrieve("export journal entries to csv", strategy="vector"),
+            "ruby_hybrid": ruby.retrieve("JournalCsvExporter", strategy="hybrid"),
+            "ruby_keyword": ruby.retrieve("JournalCsvExporter", strategy="keyword"),
+        }
+
+
+def test_search_works_between_the_phases_in_both_profiles(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    progress = SearchWhenEmbedding(lambda: _search_all_profiles(store))
+    summary = index_repository(root, store, CountingFake, progress=progress, workers=1)
+    found = progress.results[0]
+    for name, result in found.items():
+        assert result.candidates, name
+    assert any("JournalCsvExporter" in c.identifier for c in found["code_hybrid"].candidates)
+    for name in ("code_hybrid", "code_vector", "ruby_vector", "ruby_hybrid"):
+        result = found[name]
+        assert any("no vectors yet" in w for w in result.warnings), name
+        assert result.trace.fallback_from in ("hybrid", "vector"), name
+        assert result.to_dict()["warnings"], name
+        assert result.trace.to_dict()["fallback_from"] == result.trace.fallback_from
+    assert found["ruby_keyword"].warnings == () and found["ruby_keyword"].trace.fallback_from is None
+    assert found["ruby_vector"].strategy == "keyword"
+    assert found["code_vector"].trace.legs == ("lexical",)
+    assert any("searchable after" in note for note in progress.notes)
+    assert summary.searchable_seconds is not None and summary.vectors_pending is False
+
+    # After phase 2 the same searches use the vectors and warn about nothing.
+    with IndexStores.open(store) as stores:
+        assert stores.has_vectors is True
+        assert stores.vectors.count() == stores.metadata.chunk_count() == summary.chunks > GENERATED_FUNCTIONS
+        for profile in ("code", "ruby"):
+            result = Retriever(stores, FakeEmbeddingProvider, profile=profile).retrieve(
+                "export journal entries to csv", strategy="vector")
+            assert result.warnings == () and result.trace.fallback_from is None
+            assert result.candidates
+
+
+def test_phase_two_hard_links_the_lexical_database(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    lexical: list[str] = []
+    index_repository(root, store, CountingFake, workers=1, on_searchable=lambda s: lexical.append(s.generation))
+    complete = layout.read_current(store)
+    first = store / layout.GENERATIONS_DIR / lexical[0]
+    assert complete.name != lexical[0] and first.is_dir()
+    assert os.path.samefile(first / layout.METADATA_FILE, complete / layout.METADATA_FILE)
+    assert not (first / layout.VECTORS_FILE).exists() and not (first / layout.CHUNKS_FILE).exists()
+    manifest = json.loads((complete / layout.MANIFEST_FILE).read_text())
+    assert manifest["vectors"]["state"] == "complete" and manifest["vectors"]["lexical_generation"] == lexical[0]
+    assert not list((store / "embedding").glob("vectors-*")), "the resume cache is deleted once published"
+
+
+def test_cancelled_phase_two_resumes_without_re_embedding(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    provider = CountingFake()
+    batches = iter(range(10_000))
+    with pytest.raises(EmbeddingCancelled):
+        index_repository(root, store, lambda: provider, workers=1, should_stop=lambda: next(batches) >= 2)
+    done = len(provider.embedded)
+    assert done == 2 * EMBED_BATCH
+    with IndexStores.open(store) as stores:  # phase 1 stays published and searchable
+        assert stores.has_vectors is False and stores.metadata.count() > GENERATED_FUNCTIONS
+        progress = read_progress(store, stores.generation.name)
+        assert progress is not None and progress["embedded"] == done and progress["total"] > done
+    again = CountingFake()
+    summary = index_repository(root, store, lambda: again, workers=1)
+    assert summary.resumed_vectors == done
+    assert len(again.embedded) == summary.embedded == summary.chunks - done
+    assert not set(again.embedded) & set(provider.embedded)
+    # The result equals a build that never stopped.
+    fresh = tmp_path / "fresh"
+    reference = index_repository(root, fresh, CountingFake, workers=1)
+    with IndexStores.open(store) as a, IndexStores.open(fresh) as b:
+        ca = {c.embedding_id: c for c in a.metadata.chunks()}
+        cb = {c.embedding_id: c for c in b.metadata.chunks()}
+        assert ca.keys() == cb.keys() and len(ca) == reference.chunks
+        va = a.vectors.vectors_for([c.vector_id for c in ca.values()])
+        vb = b.vectors.vectors_for([cb[k].vector_id for k in ca])
+        assert np.allclose(va, vb, atol=1e-6)
+
+
+def test_nothing_left_to_embed_finishes_phase_two_at_once(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    first = index_repository(root, store, CountingFake, workers=1, vectors=False)
+    assert first.vectors_pending is True
+    with IndexStores.open(store) as stores:
+        assert stores.has_vectors is False
+    second = index_repository(root, store, CountingFake, workers=1)
+    assert second.embedded == second.chunks and second.vectors_pending is False
+    third_provider = CountingFake()
+    third = index_repository(root, store, lambda: third_provider, workers=1)
+    assert third.up_to_date is True and third_provider.embedded == []
+
+
+def test_resume_cache_is_never_trusted_across_models(tmp_path):
+    store = tmp_path / "s"
+    cache = ResumeCache(store, "model-a:fp32", 4)
+    cache.add(["h1"], np.ones((1, 4), np.float32))
+    cache.close()
+    other = ResumeCache(store, "model-b:fp32", 4)
+    assert other.get_many(["h1"]) == {}
+    assert any(name.startswith("vectors-") for name in other.removed_foreign)
+    other.close()
+    again = ResumeCache(store, "model-a:fp32", 4)  # model A's cache was garbage-collected
+    assert again.get_many(["h1"]) == {}
+    again.close()
+
+
+def _kill_at(phase: str, root: Path, store: Path) -> None:
+    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "woods", "index", str(root), "--store", str(store), "--embedder", "fake"],
+        cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    )
+    deadline = time.monotonic() + 120
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.strip() == f"woods-test-paused:{phase}":
+            break
+        assert time.monotonic() < deadline
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+def test_kill_9_during_phase_two_keeps_phase_one_and_resumes(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _kill_at("embed-batch", root, store)
+
+    # Phase 1 is published: search answers (lexically, saying so); status shows the progress.
+    found = run_cli("search", "generated_helper_7", "--store", str(store), "--json")
+    assert found.code == 0, found.stderr
+    payload = json.loads(found.stdout)
+    assert any("generated_helper_7" in r["identifier"] for r in payload["results"])
+    assert any("no vectors yet" in w for w in payload["warnings"])
+    status = run_cli("status", "--store", str(store), "--json")
+    assert status.code == 0, status.stderr
+    vectors = json.loads(status.stdout)["vectors"]
+    assert vectors["state"] == "interrupted"
+    assert vectors["embedded"] == EMBED_BATCH and vectors["total"] > GENERATED_FUNCTIONS
+    text = run_cli("status", "--store", str(store))
+    assert f"vectors: {EMBED_BATCH:,} / {vectors['total']:,} embedded" in text.stdout
+
+    again = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--json")
+    assert again.code == 0, again.stderr
+    summary = json.loads(again.stdout)["summary"]
+    assert summary["resumed_vectors"] == EMBED_BATCH
+    assert summary["embedded"] == summary["chunks"] - EMBED_BATCH
+    assert summary["reused_files"] == summary["files"], "phase 1 is not redone"
+    done = json.loads(run_cli("status", "--store", str(store), "--json").stdout)["vectors"]
+    assert done == {"state": "complete", "embedded": summary["chunks"], "total": summary["chunks"]}
+    assert not list(store.glob("building-*"))
+
+
+def test_kill_9_before_phase_two_publishes_embeds_nothing_again(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _kill_at("vectors-write", root, store)
+    again = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--json")
+    assert again.code == 0, again.stderr
+    summary = json.loads(again.stdout)["summary"]
+    assert summary["embedded"] == 0 and summary["resumed_vectors"] == summary["chunks"]
