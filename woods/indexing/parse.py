@@ -9,7 +9,6 @@ parsed in-process; outcomes come back in discovery (path) order; extractors rece
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,15 +60,17 @@ def extract_one(root: str, path: str, mtime_ns: int, layout: RepositoryLayout) -
     return FileOutcome(path, tuple(extraction.units), row, warnings=tuple(extraction.warnings))
 
 
-# Parsing is CPU-bound Python + C; below this many files a process pool costs more than it saves.
+# Parsing is CPU-bound Python + C; below this many files a process pool costs more than it saves
+# (a forkserver worker takes ~0.3 s to start and import the extractors).
 PARALLEL_PARSE_MIN_FILES = 200
-# More parse processes than this mostly add memory: extraction is quick next to embedding.
-MAX_PARSE_WORKERS = 4
 
 
 def parse_workers() -> int:
-    """Parse processes for this machine (its CPU count, at most MAX_PARSE_WORKERS)."""
-    return max(1, min(os.cpu_count() or 1, MAX_PARSE_WORKERS))
+    """Parse processes for this machine: one per core this process may run on. Phase 1 (time to
+    first search) is parsing, so every core parses; WOODS_THREADS caps it like the embedder."""
+    from woods.embedding.provider import embedding_threads
+
+    return max(1, embedding_threads())
 
 
 def extract_files(
