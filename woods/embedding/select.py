@@ -16,11 +16,13 @@ FAKE_EMBEDDER = "fake"
 
 
 def index_provider(name: str = DEFAULT_EMBEDDER) -> Any:
-    """The provider `woods index` embeds with. `fake` exists for tests only (never a default)."""
+    """The provider `woods index` embeds with: the packaged MiniLM through ONNX Runtime (int8
+    weight matrices; sentence-transformers when onnxruntime or the export is unavailable, with a
+    warning). `fake` exists for tests only (never a default)."""
     if name == DEFAULT_EMBEDDER:
-        from woods.embedding.sentence import SentenceTransformerProvider
+        from woods.embedding.onnx import OnnxMiniLMProvider
 
-        return SentenceTransformerProvider()
+        return OnnxMiniLMProvider()
     if name == FAKE_EMBEDDER:
         from woods.embedding.fake import FakeEmbeddingProvider
 
