@@ -320,11 +320,15 @@ def collect_references(
     file_path: str,
     *,
     include_root: bool = False,
+    known: dict[tuple[int, tuple[str, ...]], list[tuple[int, Dependency]]] | None = None,
 ) -> list[tuple[int, Dependency]]:
     """Constant references, calls on constants, mixins and requires under `root`, in source order.
 
     Nested `class`/`module` bodies are skipped (they are units of their own). `include_root`
     makes `root` itself eligible (used for single expressions such as a superclass call).
+    `known` maps (method node id, nesting) to that method's references, already collected with
+    the same nesting: a method inside `root` contributes them instead of being walked again (the
+    walk of a subtree is contiguous, so the result is the same list).
     """
     found: list[tuple[int, Dependency]] = []
     stack: list[Node] = [root] if include_root else list(reversed(root.children))
@@ -333,6 +337,11 @@ def collect_references(
         kind = node.type
         if kind in ("class", "module", "comment"):
             continue
+        if known is not None and kind in ("method", "singleton_method"):
+            cached = known.get((node.id, nesting))
+            if cached is not None:
+                found.extend(cached)
+                continue
         if kind in CONSTANT_NODES:
             resolved = constant_path(node, source)
             if resolved is None:
@@ -765,12 +774,18 @@ def parameter_names(params: Node | None, source: bytes) -> list[str]:
 
 
 def _finish_dependencies(walked: RubyFile) -> None:
+    """Each draft's references. Methods first: a class or module body reuses its methods' lists
+    (same nesting) instead of walking every method body a second time."""
     source, path = walked.source, walked.file_path
+    known: dict[tuple[int, tuple[str, ...]], list[tuple[int, Dependency]]] = {}
     for draft in walked.drafts:
         if draft.kind == "method":
-            draft.deps.extend(collect_references(draft.node, source, draft.nesting, path))
-        elif draft.body is not None:
-            draft.deps.extend(collect_references(draft.body, source, draft.nesting, path))
+            references = collect_references(draft.node, source, draft.nesting, path)
+            known[(draft.node.id, draft.nesting)] = references
+            draft.deps.extend(references)
+    for draft in walked.drafts:
+        if draft.kind != "method" and draft.body is not None:
+            draft.deps.extend(collect_references(draft.body, source, draft.nesting, path, known=known))
         if draft.owner is None and draft.kind != "method":
             draft.deps.extend(walked.file_requires)
 
