@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import importlib.util
 import json
+import os
 import statistics
 import sys
 import time
@@ -30,7 +31,9 @@ from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared" / "semble-dev"
+# The harness beside the checkout (`../shared/semble-dev`); WOODS_SEMBLE_DEV names another place
+# (a git worktree of the checkout lives one level deeper).
+SHARED = Path(os.environ.get("WOODS_SEMBLE_DEV") or REPO.parent / "shared" / "semble-dev")
 
 
 def load_harness() -> ModuleType:
@@ -68,7 +71,7 @@ def cmd_index(args: argparse.Namespace) -> None:
 
     def factory() -> Any:
         if not provider:
-            provider.append(index_provider())
+            provider.append(_provider(args.provider) if args.provider else index_provider())
         return provider[0]
 
     for name, _spec, _checkout, bench_dir, _tasks in repositories(harness, args.repo):
@@ -81,6 +84,20 @@ def cmd_index(args: argparse.Namespace) -> None:
             f"embedded={summary.embedded:6d} {time.perf_counter() - started:7.1f}s",
             flush=True,
         )
+
+
+# Index-time encoders to compare (`index --provider`): the default is woods' own choice.
+PROVIDERS = ("st-fp32", "st-bf16", "onnx-fp32", "onnx-int8")
+
+
+def _provider(name: str) -> Any:
+    if name.startswith("st-"):
+        from woods.embedding.sentence import SentenceTransformerProvider
+
+        return SentenceTransformerProvider(precision="fp32" if name == "st-fp32" else "bf16")
+    from woods.embedding.onnx import OnnxMiniLMProvider
+
+    return OnnxMiniLMProvider(precision="fp32" if name == "onnx-fp32" else "int8")
 
 
 def _configure(pairs: list[str]) -> Any:
@@ -186,6 +203,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     index = sub.add_parser("index")
     index.add_argument("--full", action="store_true")
+    index.add_argument("--provider", choices=PROVIDERS, help="index-time encoder (default: woods' default)")
     index.set_defaults(func=cmd_index)
     for name, func in (("score", cmd_score), ("ablate", cmd_ablate)):
         p = sub.add_parser(name)
