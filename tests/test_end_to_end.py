@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.helpers import REPO, run_cli
 
 pytestmark = pytest.mark.model
 

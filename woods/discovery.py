@@ -37,6 +37,7 @@ from pathlib import Path
 import pathspec
 
 from woods.extract import language_for
+from woods.limits import DEFAULT_MAX_FILE_BYTES
 
 # --- skip reasons ----------------------------------------------------------------------------------
 IGNORED_DIR = "ignored_dir"  # a built-in tool/dependency directory, or a virtualenv (pyvenv.cfg)
@@ -540,7 +541,7 @@ class _Walker:
 def discover(
     root: str | os.PathLike[str],
     *,
-    max_file_bytes: int = 1_000_000,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     extra_ignores: Sequence[str] = (),
     is_indexable: Callable[[str], bool] | None = None,
     follow_symlinks: bool = True,

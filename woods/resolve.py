@@ -39,15 +39,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
+from woods import limits
 from woods.errors import InputError
 from woods.extract import language_for
 from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
 
-# Same bound as a retrieval query: no real reference is longer, and it fails fast on pasted files.
-MAX_REF_BYTES = 8192
-# An agent reads a list this long at a glance; beyond it the reference is simply too vague.
-MAX_CANDIDATES = 20
-DEFAULT_LIMIT = 5
+# The bounds every interface shares live in woods.limits (rationale there).
+MAX_REF_BYTES = limits.MAX_REF_BYTES
+MAX_CANDIDATES = limits.RESOLVE_MAX_CANDIDATES
+DEFAULT_LIMIT = limits.RESOLVE_DEFAULT_LIMIT
 # The search leg looks this deep whatever the caller's limit, so the lead/runner-up comparison
 # sees the real runner-up rather than an artefact of a short list.
 SEARCH_MIN_DEPTH = 20
@@ -147,6 +147,9 @@ class ResolveOutcome:
     confidence: float | None = None
     candidates: tuple[Candidate, ...] = ()
     warnings: tuple[str, ...] = ()
+    # True when the resolved unit's file changed on disk since indexing (set by `woods.api.Index`,
+    # which checks freshness; `resolve` itself never touches the repository).
+    stale: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -161,6 +164,8 @@ class ResolveOutcome:
                 data[name] = value
         data["candidates"] = [c.to_dict() for c in self.candidates]
         data["warnings"] = list(self.warnings)
+        if self.stale:
+            data["stale"] = True
         return data
 
     def format_human(self) -> str:
@@ -812,7 +817,7 @@ class _CosineFloorStores:
 
 
 # The assembler's context is thrown away here; a small budget keeps that wasted work small.
-_SEARCH_BUDGET = 256
+_SEARCH_BUDGET = limits.DISCARDED_CONTEXT_BUDGET
 
 
 def make_searcher(

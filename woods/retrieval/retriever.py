@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from woods import limits
 from woods.errors import WoodsError
 from woods.retrieval.assembler import DEFAULT_BUDGET, DEFAULT_CHARS_PER_TOKEN, ContextAssembler
 from woods.retrieval.candidates import (
@@ -45,7 +46,7 @@ from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
 from woods.store.identity import public_identifier, strip_chunk
 from woods.store.metadata import UnitSummary
 
-MAX_QUERY_BYTES = 8 * 1024  # covers any natural-language query; fails fast instead of a provider 400
+MAX_QUERY_BYTES = limits.MAX_QUERY_BYTES  # the bound every interface shares (rationale in woods.limits)
 DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically dominates real code
 # Types the structural banner counts, in this order (#105).
 STRUCTURAL_TYPES = ("model", "controller", "service", "job", "mailer", "component", "graphql")
