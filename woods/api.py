@@ -45,6 +45,7 @@ from woods.limits import (
     DEFAULT_LOCK_WAIT_SECONDS,
     DEFAULT_MAX_FILE_BYTES,
     DEFAULT_PAGERANK_LIMIT,
+    DEFAULT_PROFILE,
     DEFAULT_SEARCH_LIMIT,
     MAX_CONTEXT_BUDGET,
     MAX_GRAPH_DEPTH,
@@ -621,28 +622,31 @@ class _CachingEmbedder:
 class _Generation:
     """One open generation and the warm state built on it; closed when retired and unused."""
 
-    def __init__(self, stores: IndexStores, embedder_factory: Callable[[], Embedder], mode: str) -> None:
+    def __init__(
+        self, stores: IndexStores, embedder_factory: Callable[[], Embedder], mode: str, profile: str
+    ) -> None:
         self.stores = stores
         self.embedder_factory = embedder_factory
         self.mode = mode
         self.users = 0
         self.retired = False
         self.lock = threading.Lock()  # guards the lazily built state below
-        self._retrievers: dict[str, Retriever] = {}
-        self._warm: set[str] = set()
+        self._retrievers: dict[tuple[str, str], Retriever] = {}
+        self._warm: set[tuple[str, str]] = set()
         self._searcher: Searcher | None = None
         self._ranked: tuple[RankedUnit, ...] | None = None
-        self.retriever(mode)  # an unknown mode fails when the index is opened
+        self.profile = profile
+        self.retriever(mode, profile)  # an unknown mode or profile fails when the index is opened
 
-    def retriever(self, mode: str) -> Retriever:
-        """The retriever of one mode (semantic or lexical), built on first use."""
+    def retriever(self, mode: str, profile: str) -> Retriever:
+        """The retriever of one mode (semantic or lexical) and ranking profile, built on first use."""
         with self.lock:
-            retriever = self._retrievers.get(mode)
+            retriever = self._retrievers.get((mode, profile))
             if retriever is None:
                 from woods.retrieval.retriever import Retriever
 
-                retriever = Retriever(self.stores, self.embedder_factory, mode=mode)
-                self._retrievers[mode] = retriever
+                retriever = Retriever(self.stores, self.embedder_factory, mode=mode, profile=profile)
+                self._retrievers[(mode, profile)] = retriever
             return retriever
 
     def retrieve(
@@ -656,10 +660,11 @@ class _Generation:
         strategy: str | None = None,
         path_prefixes: Sequence[str] | None = None,
         limit: int = DEFAULT_SEARCH_LIMIT,
+        profile: str | None = None,
     ) -> RetrievalResult:
         """A retriever builds its pipeline on first use; that first call per mode runs alone."""
-        chosen = self.mode if mode is None else mode
-        retriever = self.retriever(chosen)
+        chosen = (self.mode if mode is None else mode, self.profile if profile is None else profile)
+        retriever = self.retriever(*chosen)
 
         def run() -> RetrievalResult:
             return retriever.retrieve(
@@ -772,12 +777,16 @@ class Index:
 
     Open with `Index.open(path)` (the repository; the index is `path/.woods`) or
     `Index.open(store=dir)`; use as a context manager or call `close()`. `mode` is the default
-    retrieval mode of `search` (semantic or lexical).
+    retrieval mode of `search` (semantic or lexical); `profile` the default ranking profile
+    (`code`, woods' code search; `ruby`, the Ruby gem woods 2.0's pipeline).
     """
 
-    def __init__(self, store_dir: str | os.PathLike[str], *, mode: str = "semantic") -> None:
+    def __init__(
+        self, store_dir: str | os.PathLike[str], *, mode: str = "semantic", profile: str = DEFAULT_PROFILE
+    ) -> None:
         self.store_dir = Path(store_dir)
         self.mode = mode
+        self.profile = profile
         self._lock = threading.Lock()  # guards _current, users counts and the embedder cache
         self._update_lock = threading.Lock()  # one update at a time per handle
         self._embedders: dict[tuple[object, ...], _CachingEmbedder] = {}
@@ -791,6 +800,7 @@ class Index:
         *,
         store: str | os.PathLike[str] | None = None,
         mode: str = "semantic",
+        profile: str = DEFAULT_PROFILE,
     ) -> Index:
         """Open the index of repository `path` (default: cwd), or the index directory `store`."""
         from woods.store.index import store_dir_for
@@ -800,7 +810,7 @@ class Index:
         repo = Path(path) if path is not None else None
         if repo is not None and not repo.exists():
             raise InputError(f"path not found: {repo}")
-        return cls(store_dir_for(repo, Path(store) if store is not None else None), mode=mode)
+        return cls(store_dir_for(repo, Path(store) if store is not None else None), mode=mode, profile=profile)
 
     # -- lifecycle -------------------------------------------------------------------------
     def _open_generation(self) -> _Generation:
@@ -809,7 +819,7 @@ class Index:
         stores = IndexStores.open(self.store_dir)
         description = dict(stores.manifest.embedder)
         try:
-            return _Generation(stores, lambda: self._embedder_for(description), self.mode)
+            return _Generation(stores, lambda: self._embedder_for(description), self.mode, self.profile)
         except BaseException:
             stores.close()
             raise
@@ -882,14 +892,16 @@ class Index:
         path_prefixes: Sequence[str] | None = None,
         mode: str | None = None,
         budget: int = DEFAULT_CONTEXT_BUDGET,
+        profile: str | None = None,
     ) -> SearchResult:
         """Ranked units for `query` (best first), with how they were found and the assembled context.
 
         `strategy` forces one of vector, keyword, graph, direct, hybrid (None or "auto" classifies
         the query); `types` keeps only those unit types, `exclude_types` drops some;
         `path_prefixes` keeps units under those repository-relative paths (whole segments);
-        `mode` is semantic or lexical (BM25F, no model; default: the index's mode); `budget` sizes
-        the assembled context in tokens (the ranked list does not depend on it).
+        `mode` is semantic or lexical (the lexical index alone, no model; default: the index's
+        mode); `budget` sizes the assembled context in tokens (the ranked list does not depend on
+        it); `profile` is the ranking profile, `code` or `ruby` (default: the index handle's).
         """
         from woods.freshness import stale_files, stale_warning
 
@@ -905,6 +917,7 @@ class Index:
                 exclude_types=exclude_types,
                 path_prefixes=path_prefixes,
                 budget=budget,
+                profile=profile,
             )
             hits = [SearchHit.from_entry(entry) for entry in result.candidates]
             stale = stale_files(gen.stores, (h.file_path for h in hits if h.file_path))
@@ -920,7 +933,7 @@ class Index:
             classification=result.classification,
             type_rank_context=result.type_rank_context,
             applied_scope=result.applied_scope,
-            warnings=tuple(stale_warning(stale)),
+            warnings=(*result.warnings, *stale_warning(stale)),
             trace=result.trace,
             result=result,
         )
@@ -931,11 +944,13 @@ class Index:
         budget: int = DEFAULT_CONTEXT_BUDGET,
         types: Sequence[str] | None = None,
         exclude_types: Sequence[str] | None = None,
+        *,
+        profile: str | None = None,
     ) -> Retrieval:
         """The assembled, token-budgeted context for `query` (what `codebase_retrieve` returns)."""
         budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
         with self._use() as gen:
-            result = gen.retrieve(query, budget=budget, types=types, exclude_types=exclude_types)
+            result = gen.retrieve(query, budget=budget, types=types, exclude_types=exclude_types, profile=profile)
         return Retrieval(
             query=str(query),
             context=result.context,
@@ -1144,15 +1159,20 @@ class Index:
                 skipped={str(reason): int(count) for reason, count in sorted(skipped.items())},
             )
 
-    def evaluate(self, queryset: str | os.PathLike[str], *, budget: int | None = None) -> EvaluationReport:
+    def evaluate(
+        self, queryset: str | os.PathLike[str], *, budget: int | None = None, profile: str | None = None
+    ) -> EvaluationReport:
         """Run a query set (Ruby woods format) through this index and score it (`woods evaluate`).
-        `budget` overrides every query's own budget."""
+        `budget` overrides every query's own budget; `profile` the ranking (default: the handle's)."""
         from woods.evaluate.runner import run_evaluation
 
         if budget is not None:
             budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
         with self._use() as gen:
-            return run_evaluation(queryset, stores=gen.stores, budget=budget, embedder_factory=gen.embedder_factory)
+            return run_evaluation(
+                queryset, stores=gen.stores, budget=budget, embedder_factory=gen.embedder_factory,
+                profile=profile or self.profile,
+            )
 
     def update(
         self,

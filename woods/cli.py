@@ -66,6 +66,17 @@ class Mode(StrEnum):
     lexical = "lexical"
 
 
+class Profile(StrEnum):
+    code = "code"
+    ruby = "ruby"
+
+
+ProfileOpt = Annotated[
+    Profile | None,
+    typer.Option("--profile", help="Ranking: code (default; code search) or ruby (the Ruby gem woods 2.0's pipeline)."),
+]
+
+
 class Detail(StrEnum):
     summary = "summary"
     full = "full"
@@ -253,18 +264,20 @@ def search(
     budget: Annotated[int, typer.Option("--budget", min=1, max=limits.MAX_CONTEXT_BUDGET,
                                         help="Token budget of the assembled context.")] = limits.DEFAULT_CONTEXT_BUDGET,
     context: Annotated[bool, typer.Option("--context", help="Print the assembled context.")] = False,
-    mode: Annotated[Mode, typer.Option("--mode", help="semantic (default) or lexical (BM25F).")] = Mode.semantic,
+    mode: Annotated[Mode, typer.Option("--mode", help="semantic (default) or lexical (the lexical index alone, no model).")] = Mode.semantic,
     path_prefixes: Annotated[list[str] | None, typer.Option("--path-prefix", help="Only files under this path (repeatable).")] = None,
+    profile: ProfileOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Search the index: classify the query, run the strategy, rank, assemble a context."""
+    """Search the index: rank units for the query (code search by default) and assemble a context."""
 
     def action() -> int:
         with _open_index(path, store) as opened:
             result = opened.search(
                 query, limit=limit, strategy=strategy.value, types=types, exclude_types=exclude_types,
                 path_prefixes=path_prefixes, mode=mode.value, budget=budget,
+                profile=profile.value if profile is not None else None,
             )
         if as_json:
             _emit_json(result.to_dict(context=context))
@@ -583,6 +596,8 @@ def evaluate(
     vectors: Annotated[Path | None, typer.Option("--vectors", help="Captured vectors for --corpus (vectors.json).")] = None,
     budget: Annotated[int | None, typer.Option("--budget", min=1, max=limits.MAX_CONTEXT_BUDGET,
                                                help="Override every query's budget.")] = None,
+    profile: Annotated[Profile | None, typer.Option(
+        "--profile", help="Ranking: code or ruby (default: ruby with --corpus, the parity bench; else code).")] = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -599,10 +614,11 @@ def evaluate(
             if given is not None and not given.is_file():
                 raise InputError(f"file not found: {given}")
         if corpus is not None:
-            report = run_evaluation(queryset, corpus_path=corpus, vectors_path=vectors, budget=budget)
+            report = run_evaluation(queryset, corpus_path=corpus, vectors_path=vectors, budget=budget,
+                                    profile=profile.value if profile is not None else None)
         else:
             with _open_index(path, store) as opened:
-                report = opened.evaluate(queryset, budget=budget)
+                report = opened.evaluate(queryset, budget=budget, profile=profile.value if profile is not None else None)
         if as_json:
             _emit_json(report.to_dict())
         else:

@@ -34,6 +34,11 @@ DEFAULT_SEARCH_LIMIT = 10
 # The ranked list behind a search is as deep as the strategies fetch (the executor's 20, hybrid's
 # ×3 and graph expansion); past 200 there is nothing more, so a larger limit is a mistake.
 MAX_SEARCH_LIMIT = 200
+# Ranking profiles: "code" (woods' code search: a lexical index and MiniLM vectors, fused and shaped
+# by code signals) ranks best on real repositories and is the default; "ruby" is the Ruby gem woods
+# 2.0's pipeline (classifier-routed strategies, its ranker), kept so parity stays provable.
+PROFILES = ("code", "ruby")
+DEFAULT_PROFILE = "code"
 # Searches whose assembled context is thrown away (resolve's search stage) assemble within this
 # small budget: the ranked list does not depend on the budget, and the waste stays small.
 DISCARDED_CONTEXT_BUDGET = 256

@@ -239,8 +239,10 @@ TOOLS: tuple[ToolSpec, ...] = (
             _EXCLUDE_TYPES,
             Param("path_prefixes", "string_list",
                   "Only units whose file is under one of these repository-relative paths (whole segments)."),
-            Param("mode", "string", "semantic, or lexical (BM25F over names, paths and source; no model).",
+            Param("mode", "string", "semantic, or lexical (the lexical index over names, paths and source; no model).",
                   default="semantic", enum=MODES),
+            Param("profile", "string", "Ranking: code (woods' code search) or ruby (the Ruby gem woods 2.0's pipeline).",
+                  default=limits.DEFAULT_PROFILE, enum=limits.PROFILES),
         ),
     ),
     ToolSpec(
@@ -440,12 +442,13 @@ class WoodsTools:
         exclude_types: list[str] | None,
         path_prefixes: list[str] | None,
         mode: str,
+        profile: str,
     ) -> tuple[str, dict[str, Any]]:
         # The default budget, as `woods search` uses: the ranked list does not depend on it, but
         # `applied_scope.returned_units` counts the units the context holds.
         result = self.index().search(
             query, limit=limit, strategy=strategy, types=types, exclude_types=exclude_types,
-            path_prefixes=path_prefixes, mode=mode,
+            path_prefixes=path_prefixes, mode=mode, profile=profile,
         )
         self.recent.remember(h.key for h in result)
         full = result.to_dict(context=False)

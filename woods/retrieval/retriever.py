@@ -20,6 +20,7 @@ from typing import Any
 
 from woods import limits
 from woods.errors import WoodsError
+from woods.limits import DEFAULT_PROFILE, PROFILES
 from woods.retrieval.assembler import DEFAULT_BUDGET, DEFAULT_CHARS_PER_TOKEN, ContextAssembler
 from woods.retrieval.candidates import (
     AppliedScope,
@@ -51,11 +52,6 @@ DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically d
 # Types the structural banner counts, in this order (#105).
 STRUCTURAL_TYPES = ("model", "controller", "service", "job", "mailer", "component", "graphql")
 MODES = ("semantic", "lexical")
-# Ranking profiles: "code" (the default: code search, woods.retrieval.code_search) ranks best on
-# real repositories; "ruby" reproduces the Ruby gem woods 2.0 (classifier-routed strategies, its
-# RRF ranker and keyword semantics) and is what the parity bench measures.
-PROFILES = ("code", "ruby")
-DEFAULT_PROFILE = "code"
 # Strategies the code profile answers with code search, and the mode each maps to; graph and direct
 # are structural lookups and keep the Ruby executor in every profile.
 CODE_SEARCH_MODES = {None: "hybrid", "hybrid": "hybrid", "vector": "vector", "keyword": "lexical", "lexical": "lexical"}
