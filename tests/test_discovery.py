@@ -82,6 +82,8 @@ def test_hostile_tree_exact_files_and_reasons(hostile: Path) -> None:
     result = discover(hostile)
 
     assert paths(result) == [
+        "README.md",  # a document (markdown) since the text fallback
+        "assets/site.css",  # a document (css)
         "pkg/deeper/anchored.rb",
         "pkg/keep.py",
         "pkg/sub/drop.py",
@@ -96,7 +98,7 @@ def test_hostile_tree_exact_files_and_reasons(hostile: Path) -> None:
     assert result.skipped == Counter({
         "ignored_dir": 7,  # .git node_modules vendor/bundle dist __pycache__ env myvenv
         "gitignored": 7,  # local_only schema.generated gen/ fixtures_big/ drop anchored also
-        "unsupported": 7,  # README.md site.css .gitignore×3 .woodsignore×2
+        "unsupported": 5,  # .gitignore×3 .woodsignore×2
         "binary": 3,  # logo.png nul.py edge_nul.py
         "too_large": 1,
         "bad_filename": 1,
@@ -109,7 +111,7 @@ def test_hostile_tree_exact_files_and_reasons(hostile: Path) -> None:
     assert result.skipped_examples["bad_filename"] == ["bad\\xffname.py"]
     assert result.skipped_examples["too_large"] == ["big.py"]
     assert result.skipped_examples["binary"] == ["assets/logo.png", "src/edge_nul.py", "src/nul.py"]
-    assert result.languages == Counter({"python": 7, "ruby": 3})
+    assert result.languages == Counter({"python": 7, "ruby": 3, "markdown": 1, "css": 1})
     assert result.warnings == []
 
 
