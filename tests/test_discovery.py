@@ -560,3 +560,15 @@ def test_content_hook_names_extension_less_files(tmp_path: Path, monkeypatch: py
     result = discover(tmp_path)
     assert [(f.path, f.language) for f in result.files] == [("bin/setup", "bash")]
     assert result.skipped == Counter({"unsupported": 2})
+
+
+def test_translated_documentation_beside_an_english_original_is_skipped(tmp_path: Path) -> None:
+    kept = ["docs/en/docs/index.md", "docs/en/mkdocs.yml", "docs/missing-translation.md", "help/en/syntax.html",
+            "src/de/parser.py", "notes/de/todo.md", "site/content/fr/page.md"]  # code, or no English sibling
+    skipped = ["docs/de/docs/index.md", "docs/zh-hant/docs/index.md", "docs/pt/mkdocs.yml", "help/fr/syntax.html"]
+    for rel in [*kept, *skipped]:
+        write(tmp_path, rel, "x: 1\n")
+    write(tmp_path, "src/en/parser.py")
+    result = discover(tmp_path)
+    assert paths(result) == sorted([*kept, "src/en/parser.py"])
+    assert result.skipped == Counter({"translation": len(skipped)})

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pathspec
 
-from woods.extract import content_may_decide, language_for
+from woods.extract import content_may_decide, is_document, language_for
 
 # --- skip reasons ----------------------------------------------------------------------------------
 IGNORED_DIR = "ignored_dir"  # a built-in tool/dependency directory, or a virtualenv (pyvenv.cfg)
@@ -65,7 +65,7 @@ MINIFIED = "minified"  # `*.min.js` / `*.min.css`, or JS/CSS/JSON/HTML/XML whose
 LOCK = "lock"  # dependency lock files (package-lock.json, Cargo.lock, go.sum …): resolver output, not code or docs
 GENERATED = "generated"  # tool output: known names (*.pb.go, *_pb2.py, *.map, *.snap) or a generated-file header
 DATA = "data"  # data, not documents: JSON Lines/GeoJSON, and JSON/XML over 256 KiB, CSV/TSV over 16 KiB
-TRANSLATION = "translation"  # translation catalogs (.po, locales/de.yml …) but the English ones: the same keys again
+TRANSLATION = "translation"  # non-English catalogs (.po, locales/de.yml) and translated docs (docs/de/ beside docs/en/)
 
 SKIP_REASONS: tuple[str, ...] = (
     IGNORED_DIR, GITIGNORED, TOO_LARGE, BINARY, UNSUPPORTED, UNREADABLE, VANISHED, SYMLINK_OUTSIDE,
@@ -186,6 +186,9 @@ DATA_SIZE_LIMITS: dict[str, int] = {"json": 256 * 1024, "xml": 256 * 1024, "csv"
 # directory when their path names a non-English locale (`config/locales/de.yml`,
 # `locales/pt-BR/app.json`, `config/locales/devise.fr.yml`). The English catalog stays indexed —
 # it is where a UI string is looked up — so a project without one has its catalogs all skipped.
+# Translated documentation likewise: a document below a directory named for a non-English locale
+# that has an English sibling (`docs/de/…` beside `docs/en/`, `public/help/fr/…` beside
+# `public/help/en/`) is a copy of documentation indexed in English already.
 TRANSLATION_EXTENSIONS: frozenset[str] = frozenset({".po", ".pot", ".xlf", ".xliff"})
 TRANSLATION_DIRS: frozenset[str] = frozenset({"locale", "locales", "i18n", "l10n", "translations"})
 TRANSLATION_LANGUAGES: frozenset[str] = frozenset({"yaml", "json", "properties", "ini", "xml", "toml"})
@@ -226,6 +229,19 @@ def _foreign_catalog(rel: str) -> bool:
             names = [*parts[index + 1 : -1], *parts[-1].split(".")[:-1]]
             tags = [name for name in names if _LOCALE_TAG.fullmatch(name)]
             return bool(tags) and not any(tag[:2] == SOURCE_LOCALE for tag in tags)
+    return False
+
+
+def _is_source_locale(name: str) -> bool:
+    return _LOCALE_TAG.fullmatch(name) is not None and name[:2] == SOURCE_LOCALE
+
+
+def _translated_copy(rel: str, english_parents: set[str]) -> bool:
+    """A path below a non-English locale directory whose parent also holds an English one."""
+    parts = rel.split("/")[:-1]
+    for index, part in enumerate(parts):
+        if _LOCALE_TAG.fullmatch(part) and part[:2] != SOURCE_LOCALE and "/".join(parts[:index]) in english_parents:
+            return True
     return False
 
 
@@ -445,6 +461,7 @@ class _Walker:
         self.visited_dirs: set[tuple[int, int]] = set()
         self.indexed_inodes: set[tuple[int, int]] = set()
         self.stack: list[_Frame] = []
+        self.english_parents: set[str] = set()  # directories with an English locale subdirectory
         self.links: list[_PendingLink] = []  # a heap: resolved in path order
         self.dropped_warnings = 0
 
@@ -515,6 +532,8 @@ class _Walker:
         if frame.rel_dir and VIRTUALENV_MARKER in names:
             self.skip(IGNORED_DIR, frame.rel_dir)
             return
+        if any(_is_source_locale(entry.name) and entry.is_dir() for entry in entries):
+            self.english_parents.add(frame.rel_dir)
         layers = frame.layers
         if not names.isdisjoint(IGNORE_FILES):
             layers = self.load_layers(frame.abs_dir, frame.rel_dir, names, layers)
@@ -571,6 +590,9 @@ class _Walker:
             return
         language = language_for(rel)
         reason = name_skip_reason(rel, language)
+        if reason is None and language is not None and is_document(language) \
+                and _translated_copy(rel, self.english_parents):
+            reason = TRANSLATION
         if reason is not None:
             self.skip(reason, rel)
             return
