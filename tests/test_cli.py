@@ -159,3 +159,62 @@ def test_status_lookup_and_keyword_search_import_neither_torch_nor_faiss(small_r
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+DOCS_SAMPLE = {
+    "README.md": (
+        "# Ledger\n\nA tiny double-entry ledger.\n\n"
+        "## Installation\n\nRun pip install ledger-tool, then export LEDGER_HOME pointing at your books.\n\n"
+        "## Usage\n\nCall post_entry to record a transaction.\n"
+    ),
+    "config/settings.yml": "database:\n  host: localhost\n  port: 5432\nlogging:\n  level: debug\n",
+    "ledger.py": 'def post_entry(amount):\n    """Record a transaction."""\n    return amount\n',
+}
+
+
+@pytest.fixture(scope="module")
+def docs_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("docs") / "repo"
+    for rel, text in DOCS_SAMPLE.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "package-lock.json").write_text("{}\n")
+    result = run_cli("index", str(root), "--embedder", "fake", "--json")
+    assert result.code == 0, result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["files_by_language"] == {"markdown": 1, "python": 1, "yaml": 1}
+    assert summary["skipped"]["lock"] == 1
+    return root
+
+
+def test_search_finds_a_readme_section_by_its_words(docs_repo):
+    for strategy in ("vector", "keyword"):
+        result = run_cli("search", "install ledger-tool LEDGER_HOME", "--path", str(docs_repo), "--json",
+                         "--strategy", strategy)
+        assert result.code == 0, result.stderr
+        rows = json.loads(result.stdout)["results"]
+        assert rows, strategy
+        top = rows[0]
+        assert (top["identifier"], top["type"], top["file_path"]) == ("README.md#installation", "document", "README.md")
+        assert (top["line_start"], top["line_end"]) == (5, 7)
+
+
+@pytest.mark.parametrize(("ref", "identifier", "lines"), [
+    ("README.md", "README.md", (1, 11)),
+    ("README.md#installation", "README.md#installation", (5, 7)),
+    ("README.md:10", "README.md#usage", (9, 11)),
+    ("config/settings.yml#database", "config/settings.yml#database", (1, 3)),
+])
+def test_resolve_names_documents_and_their_sections(docs_repo, ref, identifier, lines):
+    result = run_cli("resolve", ref, "--path", str(docs_repo), "--json")
+    assert result.code == 0, result.stdout + result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "resolved" and payload["identifier"] == identifier
+    assert payload["type"] == "document" and (payload["line_start"], payload["line_end"]) == lines
+
+
+def test_a_document_shaped_name_that_is_no_file_falls_through_to_names(docs_repo):
+    result = run_cli("resolve", "missing.json", "--path", str(docs_repo), "--json")
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "not_found" and payload["method"] != "passthrough"

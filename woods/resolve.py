@@ -11,7 +11,8 @@ Stages, in order; the first that decides returns:
 1. passthrough (confidence 1.0) — a storage key exactly as stored, a typed key, a chunk id
    (`X#chunk_3` → `X`), `path:line` (the innermost unit containing the line), `path` (the file's
    top-level unit) or an 8+ hex prefix of a unit's stable id. A passthrough-*shaped* reference
-   that names nothing is `not_found`; it never falls through to the fuzzy stages.
+   that names nothing is `not_found`; it never falls through to the fuzzy stages — except a bare
+   document-kind file name (`response.json`, `self.cfg`), which is as likely a member spelling.
 1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids.
 2. exact (0.98) — the identifier, case-sensitive, in any language's member spelling
    (`Foo#bar`, `Foo.bar`, `Foo::bar`).
@@ -41,7 +42,7 @@ from typing import Any, NamedTuple, Protocol
 
 from woods import limits
 from woods.errors import InputError
-from woods.extract import language_for
+from woods.extract import is_document, language_for
 from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
 
 # The bounds every interface shares live in woods.limits (rationale there).
@@ -460,7 +461,9 @@ class _Context:
 
 
 def looks_like_path(text: str) -> bool:
-    """A file path of an indexed language (`app/models/user.rb`, `user.rb`, `Gemfile`).
+    """A file path of an indexed language or document kind (`app/models/user.rb`, `user.rb`,
+    `Gemfile`, `README.md`). A document-shaped name that names no indexed file is not decisive
+    (`response.json` may be a member): the later stages get it.
 
     Whitespace rules it out: `explain user.rb` is a question for search, not a path."""
     if "#" in text or any(c.isspace() for c in text):
@@ -554,7 +557,10 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
     if match and looks_like_path(match["path"]):
         return _path_stage(ctx, match["path"], int(match["line"]))
     if looks_like_path(text):
-        return _path_stage(ctx, text, None)
+        outcome = _path_stage(ctx, text, None)
+        if outcome.status is ResolveStatus.NOT_FOUND and is_document(language_for(text) or ""):
+            return None  # `response.json`, `self.cfg`: as likely a member as a file that is not there
+        return outcome
     # Hex made only of letters (`deadbeef`, `acceded`-like words) may be a name: it is an id only
     # when it names one, and a miss falls through to the name stages like any other word.
     if _HEX.match(text):

@@ -65,7 +65,7 @@ _KNOWN_UNIT_TYPES_TEXT = """model controller service component view_component jo
     action_cable_channel scheduled_job rake_task state_machine event decorator database_view
     caching factory test_mapping rails_source gem_source poro lib package database_table
     external_consumer module class method function interface struct enum trait impl type
-    type_alias constant variable namespace record annotation object file"""
+    type_alias constant variable namespace record annotation object file document"""
 KNOWN_UNIT_TYPES = frozenset(_KNOWN_UNIT_TYPES_TEXT.split())
 TYPE_RANK_HEADER = "| Type | Source | Rank in unfiltered top-K | Global K | Total in index |"
 TYPE_RANK_RULE = "|------|--------|--------------------------|----------|----------------|"
