@@ -34,6 +34,8 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".go": "go",
     ".java": "java",
     ".rs": "rust",
+    ".scala": "scala",
+    ".sc": "scala",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -47,6 +49,7 @@ _MODULES: dict[str, str] = {
     "go": "woods.extract.go",
     "java": "woods.extract.java",
     "rust": "woods.extract.rust",
+    "scala": "woods.extract.scala",
 }
 
 

@@ -1,0 +1,108 @@
+"""References without a Python walk of every node: tree-sitter queries plus an innermost-scope sweep.
+
+Why: a Python loop over every node of a tree costs about as much as tree-sitter's parse itself,
+which would make extraction several times slower than parsing. The extractors of Scala, Haskell,
+Elixir, Lua, Bash and Zig therefore walk only the declaration skeleton in Python (skipping bodies)
+and collect references (calls, type names …) with one compiled tree-sitter query, which runs in C.
+Each captured node then goes to the innermost unit whose span contains it.
+
+Guarantees: `captures` returns nodes in document order (start byte, then the longer node first,
+then capture name); `innermost` gives every position the index of the smallest span containing it
+(spans must nest or be disjoint, as declarations do), or None. Compiled queries are cached per
+(grammar, pattern): the cache holds only immutable compiled queries, never extraction results.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from tree_sitter import Node, Query, QueryCursor
+
+from woods.extract import base
+
+
+@functools.cache
+def compiled(grammar: str, pattern: str) -> Query:
+    """The compiled query `pattern` for `grammar` (compiled once per process)."""
+    return Query(base.language(grammar), pattern)
+
+
+def captures(grammar: str, pattern: str, node: Node) -> list[tuple[str, Node]]:
+    """Every (capture name, node) of `pattern` under `node`, in document order."""
+    found = QueryCursor(compiled(grammar, pattern)).captures(node)
+    ordered = [(name, captured) for name, nodes in found.items() for captured in nodes]
+    ordered.sort(key=lambda item: (item[1].start_byte, -item[1].end_byte, item[0]))
+    return ordered
+
+
+def innermost(spans: Sequence[tuple[int, int]], positions: Sequence[int]) -> list[int | None]:
+    """For each position (sorted ascending), the index of the innermost span [start, end) holding it.
+
+    One sweep over spans ordered by (start, longer first, index) with a stack of open spans.
+    """
+    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1], i))
+    result: list[int | None] = []
+    stack: list[int] = []
+    cursor = 0
+    for position in positions:
+        while cursor < len(order) and spans[order[cursor]][0] <= position:
+            index = order[cursor]
+            while stack and spans[stack[-1]][1] <= spans[index][0]:
+                stack.pop()
+            stack.append(index)
+            cursor += 1
+        while stack and spans[stack[-1]][1] <= position:
+            stack.pop()
+        result.append(stack[-1] if stack else None)
+    return result
+
+
+def last_token(node: Node, skip: frozenset[str]) -> Node:
+    """The last non-empty leaf of `node` that is not of a `skip` type (comments).
+
+    Layout-sensitive grammars (Scala 3, Haskell) let a declaration's node run over the blank lines
+    and comments that follow it; a unit ends at its last real token instead.
+    """
+    current = node
+    while True:
+        children = current.children
+        index = len(children) - 1
+        while index >= 0 and (children[index].type in skip or children[index].end_byte == children[index].start_byte):
+            index -= 1
+        if index < 0:
+            return current
+        current = children[index]
+
+
+class Comments:
+    """The comments of a file by the row they end on, for finding the block above a declaration.
+
+    Grammars attach comments wherever the parser happens to be (inside the previous declaration's
+    node, inside an import list …), so the block above a declaration is found by rows, not by
+    siblings. Only comments that start their line count: a trailing `x = 1 -- note` never
+    documents the next line.
+    """
+
+    def __init__(self, nodes: Sequence[Node], source: bytes) -> None:
+        self.source = source
+        self.by_end_row: dict[int, Node] = {}
+        for node in nodes:
+            line_start = source.rfind(b"\n", 0, node.start_byte) + 1
+            if not source[line_start : node.start_byte].strip():
+                self.by_end_row[node.end_point[0] - (1 if node.end_point[1] == 0 and node.end_point[0] > node.start_point[0] else 0)] = node
+
+    def above(self, row: int) -> list[Node]:
+        """The contiguous comments ending on the rows right above 0-based `row`, top first."""
+        block: list[Node] = []
+        current = self.by_end_row.get(row - 1)
+        while current is not None and (not block or current.start_byte < block[-1].start_byte):
+            block.append(current)
+            current = self.by_end_row.get(current.start_point[0] - 1)
+        block.reverse()
+        return block
+
+    def text_above(self, row: int) -> str | None:
+        """The raw text of the block above `row` (one comment per line), or None."""
+        block = self.above(row)
+        return "\n".join(base.text(c, self.source) for c in block) if block else None
