@@ -36,6 +36,7 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".rs": "rust",
     ".scala": "scala",
     ".sc": "scala",
+    ".hs": "haskell",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -50,6 +51,7 @@ _MODULES: dict[str, str] = {
     "java": "woods.extract.java",
     "rust": "woods.extract.rust",
     "scala": "woods.extract.scala",
+    "haskell": "woods.extract.haskell",
 }
 
 
