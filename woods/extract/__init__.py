@@ -37,6 +37,8 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".scala": "scala",
     ".sc": "scala",
     ".hs": "haskell",
+    ".ex": "elixir",
+    ".exs": "elixir",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -52,6 +54,7 @@ _MODULES: dict[str, str] = {
     "rust": "woods.extract.rust",
     "scala": "woods.extract.scala",
     "haskell": "woods.extract.haskell",
+    "elixir": "woods.extract.elixir",
 }
 
 

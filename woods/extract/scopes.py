@@ -15,6 +15,7 @@ then capture name); `innermost` gives every position the index of the smallest s
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Sequence
 
 from tree_sitter import Node, Query, QueryCursor
@@ -34,6 +35,16 @@ def captures(grammar: str, pattern: str, node: Node) -> list[tuple[str, Node]]:
     ordered = [(name, captured) for name, nodes in found.items() for captured in nodes]
     ordered.sort(key=lambda item: (item[1].start_byte, -item[1].end_byte, item[0]))
     return ordered
+
+
+def captures_by_name(grammar: str, pattern: str, node: Node) -> dict[str, list[Node]]:
+    """The nodes of each capture name of `pattern` under `node`, each list in document order
+    (cheaper than `captures` when the kinds are handled separately)."""
+    found = QueryCursor(compiled(grammar, pattern)).captures(node)
+    return {name: sorted(nodes, key=_START) for name, nodes in found.items()}
+
+
+_START = operator.attrgetter("start_byte")
 
 
 def innermost(spans: Sequence[tuple[int, int]], positions: Sequence[int]) -> list[int | None]:
