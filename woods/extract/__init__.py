@@ -39,6 +39,7 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".hs": "haskell",
     ".ex": "elixir",
     ".exs": "elixir",
+    ".lua": "lua",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -55,6 +56,7 @@ _MODULES: dict[str, str] = {
     "scala": "woods.extract.scala",
     "haskell": "woods.extract.haskell",
     "elixir": "woods.extract.elixir",
+    "lua": "woods.extract.lua",
 }
 
 
