@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pathspec
 
-from woods.extract import language_for
+from woods.extract import SHEBANG_BYTES, language_for
 
 # --- skip reasons ----------------------------------------------------------------------------------
 IGNORED_DIR = "ignored_dir"  # a built-in tool/dependency directory, or a virtualenv (pyvenv.cfg)
@@ -425,6 +425,8 @@ class _Walker:
             self.skip(MINIFIED, rel)
             return
         language = language_for(rel)
+        if language is None and self.is_indexable is None:
+            language = self.script_language(abs_path, rel)
         accepted = self.is_indexable(rel) if self.is_indexable is not None else language is not None
         if not accepted:
             self.skip(UNSUPPORTED, rel)
@@ -458,6 +460,27 @@ class _Walker:
         self.result.languages[lang] += 1
         if self.on_file is not None:
             self.on_file(len(self.result.files))
+
+    def script_language(self, abs_path: str, rel: str) -> str | None:
+        """The language of an extension-less executable from its `#!` line (`libexec/tool` starting
+        `#!/usr/bin/env bash`), else None (the file stays `unsupported`, as without this check).
+
+        Only names without a dot qualify (no extension, no dotfile); only a regular file within
+        `max_file_bytes` is opened (a FIFO would block, a large file is never opened), and only its
+        first SHEBANG_BYTES are read. A file that cannot be stat'ed or read is left to be reported
+        as before: `unsupported`.
+        """
+        if "." in os.path.basename(rel):
+            return None
+        try:
+            st = os.stat(abs_path)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_file_bytes:
+                return None
+            with open(abs_path, "rb", buffering=0) as handle:
+                head = handle.read(SHEBANG_BYTES)
+        except OSError:
+            return None  # unreadable or vanished: no language, so `unsupported` as for any unknown name
+        return language_for(rel, head)
 
     @staticmethod
     def sniff(abs_path: str) -> str | None:

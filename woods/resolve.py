@@ -27,6 +27,7 @@ bad input raises `InputError` before any lookup.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import os
@@ -463,6 +464,17 @@ def looks_like_path(text: str) -> bool:
     return language_for(text) is not None
 
 
+def _is_indexed_file(ctx: _Context, text: str) -> bool:
+    """`text` is the exact path of an indexed file: an extension-less script (`bin/deploy`, known
+    by its `#!` line) has no extension for `looks_like_path` to go by."""
+    if "#" in text or any(c.isspace() for c in text):
+        return False
+    files = ctx.names.files
+    path = _relative_path(ctx, text)
+    index = bisect.bisect_left(files, path)
+    return index < len(files) and files[index] == path
+
+
 def _relative_path(ctx: _Context, text: str) -> str:
     path = text
     while path.startswith("./"):
@@ -546,7 +558,7 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
     if text.startswith(TYPED_KEY_PREFIX) or CHUNK_SUFFIX.search(text):
         return _decide(ResolveMethod.PASSTHROUGH, _key_or_identifier(ctx, strip_chunk(text)), CONFIDENCE_PASSTHROUGH)
     match = _PATH_LINE.match(text)
-    if match and looks_like_path(match["path"]):
+    if match and (looks_like_path(match["path"]) or _is_indexed_file(ctx, match["path"])):
         return _path_stage(ctx, match["path"], int(match["line"]))
     if looks_like_path(text):
         return _path_stage(ctx, text, None)

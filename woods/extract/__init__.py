@@ -1,9 +1,11 @@
 """Extraction: source bytes of one file → units, per language, with tree-sitter.
 
-`language_for(path)` decides the language from the file name; `extract_file(path, data, layout)`
-runs that language's extractor with the repository layout (`layout.py`) the index builder computed
-once for the run. Extractors are pure functions of (path, bytes, layout): they never touch the
-stores and never read or write process-wide state.
+`language_for(path, head)` decides the language from the file name, and for an extension-less
+file from its `#!` line when the first bytes are given (`bin/deploy` starting `#!/usr/bin/env
+bash` is Bash); `extract_file(path, data, layout)` runs that language's extractor with the
+repository layout (`layout.py`) the index builder computed once for the run. Extractors are pure
+functions of (path, bytes, layout): they never touch the stores and never read or write
+process-wide state.
 """
 
 from __future__ import annotations
@@ -40,8 +42,16 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".ex": "elixir",
     ".exs": "elixir",
     ".lua": "lua",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".bats": "bash",  # bats-core test files: Bash plus `@test "…" { … }` blocks
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
+# Interpreter of a `#!` line → language, for extension-less executables (`libexec/tool`). POSIX
+# shells and bats scripts parse with the Bash grammar.
+SHEBANG_LANGUAGES: dict[str, str] = {"bash": "bash", "sh": "bash", "dash": "bash", "ksh": "bash", "bats": "bash"}
+# Bytes of a file `language_for` needs to read a `#!` line (longer interpreter lines are not real).
+SHEBANG_BYTES = 256
 
 # Language → module under woods.extract that defines `extract(file_path, source) -> FileExtraction`.
 _MODULES: dict[str, str] = {
@@ -57,21 +67,44 @@ _MODULES: dict[str, str] = {
     "haskell": "woods.extract.haskell",
     "elixir": "woods.extract.elixir",
     "lua": "woods.extract.lua",
+    "bash": "woods.extract.bash",
 }
 
 
-def language_for(file_path: str) -> str | None:
-    """The language woods extracts `file_path` as, or None when it does not index that file."""
+def language_for(file_path: str, head: bytes | None = None) -> str | None:
+    """The language woods extracts `file_path` as, or None when it does not index that file.
+
+    `head` (the file's first bytes, at least up to the end of its first line) lets an
+    extension-less file be recognised by its `#!` line; without it only the name decides.
+    """
     name = PurePosixPath(file_path).name
     if name in FILENAME_LANGUAGES:
         return FILENAME_LANGUAGES[name]
     suffix = PurePosixPath(name).suffix.lower()
-    return EXTENSION_LANGUAGES.get(suffix)
+    if suffix or head is None:
+        return EXTENSION_LANGUAGES.get(suffix)
+    return shebang_language(head)
+
+
+def shebang_language(head: bytes) -> str | None:
+    """The language a `#!` first line names (`#!/bin/sh`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S
+    bash -e`), or None."""
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:SHEBANG_BYTES].split(b"\n", 1)[0].decode("utf-8", "replace")
+    words = line.split()
+    if not words:
+        return None
+    program = PurePosixPath(words[0]).name
+    if program == "env":  # `env [-S] [-i] [NAME=value …] interpreter`
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        program = PurePosixPath(rest[0]).name if rest else ""
+    return SHEBANG_LANGUAGES.get(program)
 
 
 def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Extract the units of one file. `file_path` is repository-relative with `/` separators."""
-    lang = language_for(file_path)
+    lang = language_for(file_path, source[:SHEBANG_BYTES])
     if lang is None:
         raise ValueError(f"no extractor for {file_path}")
     module = importlib.import_module(_MODULES[lang])
