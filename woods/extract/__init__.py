@@ -45,6 +45,7 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".sh": "bash",
     ".bash": "bash",
     ".bats": "bash",  # bats-core test files: Bash plus `@test "…" { … }` blocks
+    ".zig": "zig",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 # Interpreter of a `#!` line → language, for extension-less executables (`libexec/tool`). POSIX
@@ -68,6 +69,7 @@ _MODULES: dict[str, str] = {
     "elixir": "woods.extract.elixir",
     "lua": "woods.extract.lua",
     "bash": "woods.extract.bash",
+    "zig": "woods.extract.zig",
 }
 
 

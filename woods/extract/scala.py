@@ -66,13 +66,20 @@ _STANDARD = frozenset(
 )
 
 # Captures of the reference query: calls by name, calls on a named receiver, objects used through
-# a member (`Money.Zero`), type names (`new T` included), and comments (for docstrings).
+# a member (`Money.Zero`), type names (`new T` included), the type names that are no reference
+# (parents are recorded as superclass, a type's own name, annotations, qualified paths' parts),
+# and comments (for docstrings).
 _REFERENCES = """
 (call_expression function: (identifier) @call)
 (call_expression function: (generic_function function: (identifier) @call))
 (call_expression function: (field_expression value: (identifier) field: (identifier)) @selector)
 (field_expression value: (identifier) @object)
 (type_identifier) @type
+(extends_clause type: (type_identifier) @not_reference)
+(extends_clause type: (generic_type type: (type_identifier) @not_reference))
+(annotation name: (type_identifier) @not_reference)
+(stable_type_identifier (type_identifier) @not_reference)
+(type_definition name: (type_identifier) @not_reference)
 (comment) @comment
 (block_comment) @comment
 """
@@ -108,12 +115,14 @@ class _Extractor:
         self.file_imports: list[Dependency] = []  # imports outside any template: on every top-level unit
         self.declared_ids: set[str] = set()
         self.comments = scopes.Comments([], source)
+        self.not_references: set[int] = set()  # start bytes of type names that are no reference
 
     def run(self) -> FileExtraction:
         tree = base.parse("scala", self.source)
         root = tree.root_node
         found = scopes.captures("scala", _REFERENCES, root)
         self.comments = scopes.Comments([n for name, n in found if name == "comment"], self.source)
+        self.not_references = {n.start_byte for name, n in found if name == "not_reference"}
         # A bodiless `package a` clause puts the rest of the file inside `a` (clauses chain).
         top: list[tuple[Node, _Draft | None, str]] = []
         package = ""
@@ -155,7 +164,7 @@ class _Extractor:
                 if body is not None and body.type == "with_template_body":
                     stack.append((body, draft, package))
         self.declared_ids = {i for ids in self.declared.values() for i in ids}
-        self._references([(name, n) for name, n in found if name != "comment"])
+        self._references([(name, n) for name, n in found if name in ("call", "selector", "object", "type")])
         for draft in self.drafts:
             if draft.outer is None:
                 draft.deps[:0] = self.file_imports
@@ -350,20 +359,10 @@ class _Extractor:
                     written[:1].isupper()) else None
                 if dep is not None:
                     draft.deps.append(dep)
-            elif name == "type" and self._is_reference(node):
+            elif name == "type" and node.start_byte not in self.not_references:
                 dep = self._type_dependency(base.text(node, self.source), draft, draft.package, "code_reference")
                 if dep is not None:
                     draft.deps.append(dep)
-
-    @staticmethod
-    def _is_reference(node: Node) -> bool:
-        parent = node.parent
-        if parent is None or parent.type in ("extends_clause", "annotation", "stable_type_identifier"):
-            return False  # parents are recorded as superclass; annotations are not code
-        if parent.type == "generic_type" and parent.parent is not None and parent.parent.type == "extends_clause":
-            return parent.child_by_field_name("type") != node
-        name = parent.child_by_field_name("name")
-        return name is None or name.start_byte != node.start_byte  # a type's own name is no reference
 
     def _enclosing(self, draft: _Draft | None) -> list[_Draft]:
         chain: list[_Draft] = []
