@@ -32,7 +32,6 @@ Kernel macros are never edges.
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -80,8 +79,8 @@ _KERNEL = frozenset(
 _DEFAULT_ARITY_SLACK = 2
 
 _REFERENCES = """
-(call target: (identifier)) @local
-(call target: (dot left: (alias) right: (identifier))) @remote
+(call target: (identifier) @local_name (arguments) @local_args)
+(call target: (dot left: (alias) @remote_module right: (identifier) @remote_name) (arguments) @remote_args)
 (unary_operator operator: "&" operand: (binary_operator operator: "/")) @capture
 (struct (alias) @struct)
 (binary_operator operator: "|>" right: (call) @piped)
@@ -102,11 +101,18 @@ class _Draft(base.Draft):
     imports: list[str] = field(default_factory=list)
     outer: _Draft | None = None
     node_start: int = 0  # where the definition itself starts, after its @doc/@spec attributes
+    added: set[int] = field(default_factory=set)  # ids of the shared Dependency objects already in deps
+
+    def add(self, dep: Dependency) -> None:
+        """Append a shared (cached) dependency once: a function calls the same thing many times."""
+        if id(dep) not in self.added:
+            self.added.add(id(dep))
+            self.deps.append(dep)
 
 
 def _call_name(node: Node, source: bytes) -> str | None:
-    """The identifier a `call` node invokes (`def`, `alias` …), or None."""
-    target = node.child_by_field_name("target")
+    """The identifier a `call` node invokes (`def`, `alias` …), or None (its target comes first)."""
+    target = node.child(0)
     return base.text(target, source) if target is not None and target.type == "identifier" else None
 
 
@@ -128,7 +134,10 @@ def _arguments(node: Node) -> list[Node]:
 
 def _attribute(node: Node, source: bytes) -> tuple[str, Node] | None:
     """(name, call) of a module attribute `@name …`, or None."""
-    if node.type != "unary_operator" or node.child_count < 2 or node.children[0].type != "@":
+    if node.type != "unary_operator":
+        return None
+    operator = node.child(0)
+    if operator is None or operator.type != "@":
         return None
     operand = node.child_by_field_name("operand")
     if operand is None:
@@ -146,8 +155,14 @@ def _string(node: Node | None, source: bytes) -> str | None:
     if node is None or node.type not in ("string", "sigil", "charlist"):
         return None
     parts = [base.text(c, source) for c in node.children if c.type in ("quoted_content", "escape_sequence", "interpolation")]
-    text = textwrap.dedent("".join(parts)).strip()
-    return text or None
+    return _dedent("".join(parts)) or None
+
+
+def _dedent(text: str) -> str:
+    """The text with the indentation its non-blank lines share removed, blank edges stripped."""
+    lines = text.strip("\n").splitlines()
+    indent = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
+    return "\n".join(line[indent:].rstrip() for line in lines).strip()
 
 
 class _Extractor:
@@ -304,21 +319,21 @@ class _Extractor:
                 return [self._expand(base.text(i, self.source), owner) for i in items if i.type == "alias"]
         return [owner.module] if owner is not None else []
 
-    def _head(self, node: Node) -> tuple[str, list[Node]] | None:
-        """(name, parameters) of a `def` head: `f(a, b)`, `f(a) when …`, `f`, or None."""
-        arguments = _arguments(node)
-        if not arguments:
+    def _head(self, node: Node) -> tuple[str, Node | None] | None:
+        """(name, parameter list node) of a `def` head: `f(a, b)`, `f(a) when …`, `f`, or None."""
+        holder = _arguments_node(node)
+        head = holder.named_child(0) if holder is not None and holder.named_child_count else None
+        if head is None:
             return None
-        head = arguments[0]
         if head.type == "binary_operator" and base.text(head.child_by_field_name("operator"), self.source) == "when":
             head = head.child_by_field_name("left") or head
         if head.type == "identifier":
-            return base.text(head, self.source), []
+            return base.text(head, self.source), None
         if head.type == "call":
             name = _call_name(head, self.source)
             if name is None:
                 return None  # `def unquote(name)(…)`
-            return name, _arguments(head)
+            return name, _arguments_node(head)
         return None
 
     def _function(self, node: Node, keyword: str, owner: _Draft, pending: list[Node],
@@ -327,11 +342,13 @@ class _Extractor:
         if head is None:
             return None
         name, params = head
-        defaults = sum(
-            1 for p in params
-            if p.type == "binary_operator" and base.text(p.child_by_field_name("operator"), self.source) == "\\\\"
-        )
-        arity = len(params)
+        arity = params.named_child_count if params is not None else 0
+        defaults = 0
+        if params is not None and self.source.find(b"\\\\", params.start_byte, params.end_byte) != -1:
+            defaults = sum(
+                1 for p in params.named_children
+                if p.type == "binary_operator" and base.text(p.child_by_field_name("operator"), self.source) == "\\\\"
+            )
         unit_type = _FUNCTIONS[keyword]
         if previous is not None and previous.name == name and arity in previous.arities and previous.type == unit_type:
             previous.node = node  # one more clause of the same function
@@ -479,39 +496,49 @@ class _Extractor:
     # -- references ------------------------------------------------------------------------
 
     def _references(self, found: dict[str, list[Node]]) -> None:
-        """Calls and struct literals inside functions and macros (module bodies are the walk's)."""
+        """Calls and struct literals inside functions and macros (module bodies are the walk's).
+
+        The query's per-name lists line up: each local call contributes one `local_name` and one
+        `local_args`, in document order (a call's target starts it, its arguments follow)."""
         code = [d for d in self.drafts if d.type in ("function", "macro") and d.outer is not None]
-        spans = [(d.node_start, d.node.end_byte) for d in code]
+        spans = scopes.Spans([(d.node_start, d.node.end_byte) for d in code])
         piped = {n.start_byte for n in found.get("piped", ())}
         attributes = {n.start_byte for n in found.get("attribute", ())}  # `@behaviour X` is no call
-        for kind in ("local", "remote", "capture", "struct"):
+        names = found.get("local_name", [])
+        owners = spans.owners([n.start_byte for n in names])
+        for name_node, arguments, index in zip(names, found.get("local_args", []), owners, strict=True):
+            if index is None or name_node.start_byte in attributes:
+                continue
+            name = base.text(name_node, self.source)
+            if name not in _KERNEL:
+                arity = arguments.named_child_count + (1 if name_node.start_byte in piped else 0)
+                draft = code[index]
+                assert draft.outer is not None  # only drafts with an enclosing module are in `code`
+                self._local_call(name, arity, draft, draft.outer)
+        modules = found.get("remote_module", [])
+        owners = spans.owners([n.start_byte for n in modules])
+        for module_node, name_node, arguments, index in zip(
+            modules, found.get("remote_name", []), found.get("remote_args", []), owners, strict=True
+        ):
+            if index is None:
+                continue
+            draft = code[index]
+            assert draft.outer is not None
+            module = self._expand(base.text(module_node, self.source), draft.outer)
+            arity = arguments.named_child_count + (1 if module_node.start_byte in piped else 0)
+            self._remote_call(module, base.text(name_node, self.source), arity, draft)
+        for kind in ("capture", "struct"):
             nodes = found.get(kind, [])
-            for node, index in zip(nodes, scopes.innermost(spans, [n.start_byte for n in nodes]), strict=True):
+            for node, index in zip(nodes, spans.owners([n.start_byte for n in nodes]), strict=True):
                 if index is None:
                     continue
                 draft = code[index]
-                scope = draft.outer
-                assert scope is not None  # only drafts with an enclosing module are in `code`
-                if kind == "local":
-                    name = base.text(node.named_child(0), self.source)
-                    if name not in _KERNEL and node.start_byte not in attributes:
-                        self._local_call(name, self._arity(node, piped), draft, scope)
-                elif kind == "remote":
-                    target = node.named_child(0)
-                    module = self._expand(base.text(target.child_by_field_name("left"), self.source), scope)
-                    name = base.text(target.child_by_field_name("right"), self.source)
-                    self._remote_call(module, name, self._arity(node, piped), draft)
-                elif kind == "capture":
-                    self._capture(node, draft, scope)
+                assert draft.outer is not None
+                if kind == "capture":
+                    self._capture(node, draft, draft.outer)
                 else:
-                    module = self._expand(base.text(node, self.source), scope)
+                    module = self._expand(base.text(node, self.source), draft.outer)
                     draft.deps.append(Dependency(module, "code_reference", lookup=(module,)))
-
-    @staticmethod
-    def _arity(call: Node, piped: set[int]) -> int:
-        holder = _arguments_node(call)
-        arity = holder.named_child_count if holder is not None else 0
-        return arity + 1 if call.start_byte in piped else arity  # `x |> f(y)` is f(x, y)
 
     def _local_call(self, name: str, arity: int, draft: _Draft, scope: _Draft) -> None:
         key = (scope.identifier, name, arity)
@@ -522,7 +549,7 @@ class _Extractor:
             candidates.extend(f"{m}.{name}/{arity}" for m in scope.imports)
             candidates = list(dict.fromkeys(candidates))
             dep = self.local_deps[key] = Dependency(candidates[0], "calls", lookup=tuple(candidates))
-        draft.deps.append(dep)
+        draft.add(dep)
 
     def _remote_call(self, module: str, name: str, arity: int, draft: _Draft) -> None:
         key = (module, name, arity)
@@ -530,7 +557,7 @@ class _Extractor:
         if dep is None:
             candidates = tuple(f"{module}.{name}/{arity + extra}" for extra in range(_DEFAULT_ARITY_SLACK + 1))
             dep = self.remote_deps[key] = Dependency(candidates[0], "calls", lookup=candidates)
-        draft.deps.append(dep)
+        draft.add(dep)
 
     def _capture(self, node: Node, draft: _Draft, scope: _Draft) -> None:
         operand = node.child_by_field_name("operand")

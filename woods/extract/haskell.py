@@ -29,7 +29,6 @@ that order; type names in signatures and bodies are `code_reference`s with the s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from tree_sitter import Node
 
@@ -60,7 +59,9 @@ _PRELUDE = frozenset(
         "Semigroup", "Read", "Enum", "Bounded", "Num", "Integral", "Foldable", "Traversable",
     }
 )
-# One query for every reference and comment; a node captured twice (decl and var) is seen once.
+# One query for every reference and comment. `decl` marks names that are no reference (a
+# definition's own name, parameters, the parts of a qualified name); `call` marks the variables in
+# function position.
 _REFERENCES = """
 (function name: (variable) @decl)
 (bind name: (variable) @decl)
@@ -68,6 +69,7 @@ _REFERENCES = """
 (patterns (variable) @decl)
 (binding_list (variable) @decl)
 (instance name: (name) @decl)
+(qualified id: (_) @decl)
 (apply function: (variable) @call)
 (variable) @var
 (qualified) @qualified
@@ -80,7 +82,7 @@ _REFERENCES = """
 
 def module_from_path(file_path: str) -> str:
     """`src/XMonad/Core.hs` → `XMonad.Core`: the trailing path segments that start upper-case."""
-    parts = list(PurePosixPath(file_path).parts)
+    parts = [p for p in file_path.split("/") if p]
     if parts:
         parts[-1] = parts[-1].rsplit(".", 1)[0]
     kept: list[str] = []
@@ -96,6 +98,7 @@ class _Draft(base.Draft):
     """A Haskell unit under construction; `scope` is the module or instance its names live in."""
 
     outer: _Draft | None = None
+    added: set[int] = field(default_factory=set)  # ids of the shared Dependency objects in deps
 
 
 @dataclass(slots=True)
@@ -124,8 +127,8 @@ class _Extractor:
     def run(self) -> FileExtraction:
         tree = base.parse("haskell", self.source)
         root = tree.root_node
-        found = scopes.captures("haskell", _REFERENCES, root)
-        self.comments = scopes.Comments([n for name, n in found if name == "comment"], self.source)
+        found = scopes.captures_by_name("haskell", _REFERENCES, root)
+        self.comments = scopes.Comments(found.get("comment", []), self.source)
         header = next((c for c in root.children if c.type == "header"), None)
         if header is not None and header.child_by_field_name("module") is not None:
             self.module = self._module_name(header.child_by_field_name("module"))
@@ -141,12 +144,13 @@ class _Extractor:
         declarations = next((c for c in root.children if c.type == "declarations"), None)
         if declarations is not None:
             self._declarations(declarations.named_children, module, self.module)
-        self._references([(name, n) for name, n in found if name != "comment"])
+        self._references(found)
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
     def _module_name(self, node: Node) -> str:
-        return ".".join(base.text(c, self.source) for c in node.named_children if c.type == "module_id")
+        """`Data.Map` (a qualified name's module part is written with its trailing dot)."""
+        return "".join(base.text(node, self.source).split()).rstrip(".")
 
     def _docs(self, node: Node) -> str | None:
         block = self.comments.above(node.start_point[0])
@@ -243,7 +247,7 @@ class _Extractor:
         if signature is not None:
             draft.signature = self._signature_text(signature, name)
         else:
-            draft.signature = base.one_line(base.text(first, self.source).split("=", 1)[0]).rstrip()
+            draft.signature = self._head_text(first, (b"=", b"|"))
         if owner.type == "class":
             draft.metadata["class"] = owner.identifier
         if owner.type in ("module", "class"):
@@ -317,9 +321,17 @@ class _Extractor:
                     self.functions.add(name)
 
     def _header(self, node: Node) -> str:
-        text = base.text(node, self.source)
-        head = text.split(" where", 1)[0] if " where" in text else text
-        return base.one_line(head)
+        return self._head_text(node, (b" where",))
+
+    def _head_text(self, node: Node, stops: tuple[bytes, ...]) -> str:
+        """The node's text up to the first of `stops` (`=`, ` where` …), on one line; only that
+        prefix is decoded, never a whole large declaration."""
+        end = node.end_byte
+        for stop in stops:
+            found = self.source.find(stop, node.start_byte, end)
+            if found != -1:
+                end = found
+        return base.one_line(self.source[node.start_byte : end].decode("utf-8", "replace")).rstrip()
 
     def _type(self, node: Node, module: _Draft) -> None:
         name_node = node.child_by_field_name("name")
@@ -328,8 +340,7 @@ class _Extractor:
         name = base.text(name_node, self.source)
         draft = self._new(node, node, name, _TYPES[node.type], module, self.module)
         self.types.add(name)
-        text = base.text(node, self.source)
-        draft.signature = base.one_line(text.split("=", 1)[0] if "=" in text else self._header(node)).rstrip()
+        draft.signature = self._head_text(node, (b"=", b" where"))
         constructors: list[str] = []
         fields: list[str] = []
         holder = node.child_by_field_name("constructors") or node.child_by_field_name("constructor")
@@ -387,48 +398,58 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _references(self, found: list[tuple[str, Node]]) -> None:
-        spans = [((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts]
-        owners = scopes.innermost(spans, [n.start_byte for _name, n in found])
-        seen_start = -1
-        inside_until = -1  # the end of the last qualified name: its parts are not references
-        for (name, node), index in zip(found, owners, strict=True):
-            if node.start_byte == seen_start and name in ("var", "type"):
-                continue  # already handled as a declaration name or a call
-            if node.start_byte < inside_until:
-                continue
-            seen_start = node.start_byte
-            if index is None or name == "decl":
-                continue
-            if name == "qualified":
-                inside_until = node.end_byte
-            draft = self.drafts[index]
-            if draft.type == "module":
-                continue  # imports and exports are not references of the module's code
-            if name in ("var", "call", "operator"):
-                written = base.text(node, self.source).strip("`()")
-                if written in self.functions or written in self.imports.names or (
-                    name == "call" and written not in _PRELUDE and len(written) > 1
-                ):
-                    self._add(draft, written, "calls", types=False)
-            elif name == "qualified":
-                self._qualified(node, draft)
-            elif name == "type":
-                written = base.text(node, self.source)
-                if written not in _PRELUDE or written in self.types:
-                    self._add(draft, written, "code_reference", types=True)
+    def _references(self, found: dict[str, list[Node]]) -> None:
+        spans = scopes.Spans([((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts])
+        declared = {n.start_byte for n in found.get("decl", ())}
+        applied = {n.start_byte for n in found.get("call", ())}
+        # One Dependency per distinct written reference (a module mentions the same names often).
+        cache: dict[tuple[str, bytes, bool], Dependency | None] = {}
+        source = self.source
+        for kind in ("var", "operator", "qualified", "type"):
+            nodes = found.get(kind, [])
+            for node, index in zip(nodes, spans.owners([n.start_byte for n in nodes]), strict=True):
+                start = node.start_byte
+                if index is None or start in declared:
+                    continue
+                draft = self.drafts[index]
+                if draft.type == "module":
+                    continue  # imports and exports are not references of the module's code
+                raw = source[start : node.end_byte]
+                key = (kind, raw, start in applied)
+                if key not in cache:
+                    cache[key] = self._reference(kind, node, start in applied)
+                dep = cache[key]
+                if dep is not None and id(dep) not in draft.added:
+                    draft.added.add(id(dep))
+                    draft.deps.append(dep)
 
-    def _qualified(self, node: Node, draft: _Draft) -> None:
+    def _reference(self, kind: str, node: Node, applied: bool) -> Dependency | None:
+        """The edge one written reference makes (see the module docstring), or None."""
+        if kind == "qualified":
+            return self._qualified(node)
+        written = base.text(node, self.source)
+        if kind == "type":
+            if written in _PRELUDE and written not in self.types:
+                return None
+            return self._dependency(written, "code_reference", types=True)
+        written = written.strip("`()")
+        if written in self.functions or written in self.imports.names or (
+            kind == "var" and applied and written not in _PRELUDE and len(written) > 1
+        ):
+            return self._dependency(written, "calls", types=False)
+        return None
+
+    def _qualified(self, node: Node) -> Dependency | None:
         module_node = node.child_by_field_name("module")
         ident = node.child_by_field_name("id")
         if module_node is None or ident is None:
-            return
+            return None
         alias = self._module_name(module_node)
         member = base.text(ident, self.source).strip("()")
         modules = self.imports.aliases.get(alias, [alias])
-        candidates = list(dict.fromkeys(f"{m}.{member}" for m in modules))
+        candidates = tuple(dict.fromkeys(f"{m}.{member}" for m in modules))
         via = "code_reference" if member[:1].isupper() else "calls"
-        draft.deps.append(Dependency(candidates[0], via, lookup=tuple(candidates)))
+        return Dependency(candidates[0], via, lookup=candidates)
 
     def _candidates(self, name: str, types: bool) -> list[str]:
         if "." in name:  # a qualified class or type name in an instance head
@@ -441,10 +462,9 @@ class _Extractor:
             out.extend(f"{m}.{name}" for m in self.imports.open)
         return list(dict.fromkeys(out))
 
-    def _add(self, draft: _Draft, name: str, via: str, types: bool) -> None:
+    def _dependency(self, name: str, via: str, types: bool) -> Dependency | None:
         candidates = self._candidates(name, types)
-        if candidates:
-            draft.deps.append(Dependency(candidates[0], via, lookup=tuple(candidates)))
+        return Dependency(candidates[0], via, lookup=tuple(candidates)) if candidates else None
 
 
 def _strip_parens(text: str) -> str:

@@ -32,7 +32,6 @@ method of a table, and plain `f()` of a function defined in the file. Calls of g
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from tree_sitter import Node
 
@@ -44,15 +43,24 @@ LANGUAGE = "lua"
 # Directories a module path starts below when there is no `lua/` directory (LuaRocks layouts).
 _SOURCE_ROOTS = frozenset({"src", "lib"})
 
+# One query for every call (its callee), every `require("…")` (its module string), every name a
+# require is bound to (`local utils = require("x.utils")`, also inside functions) and comments.
 _REFERENCES = """
-(function_call name: (_) @callee) @call
+(function_call name: (_) @callee)
+((function_call name: (identifier) @require_name arguments: (arguments (string (string_content) @module))) @require
+ (#eq? @require_name "require"))
+(assignment_statement
+  (variable_list . name: (identifier) @bound)
+  (expression_list . value: (function_call name: (identifier) @bound_require
+                                           arguments: (arguments (string (string_content) @bound_module))))
+  (#eq? @bound_require "require"))
 (comment) @comment
 """
 
 
 def module_name(file_path: str) -> str:
     """The `require` name of a repository-relative Lua file (see the module docstring)."""
-    parts = list(PurePosixPath(file_path).parts)
+    parts = [p for p in file_path.split("/") if p and p != "."]
     if not parts:
         return "init"
     directories = parts[:-1]
@@ -96,6 +104,7 @@ class _Extractor:
         self.tables: set[str] = set()  # local tables of the file (`local Picker = {}`)
         self.functions: dict[str, str] = {}  # plain name → identifier (`local function f`)
         self.requires: dict[str, str] = {}  # local name → required module
+        self.required_at: dict[int, str] = {}  # start byte of a `require("m")` call → "m"
 
     def run(self) -> FileExtraction:
         tree = base.parse("lua", self.source)
@@ -110,7 +119,7 @@ class _Extractor:
         returned = self._returned(statements)
         for statement in statements:
             self._statement(statement, returned)
-        self._references(found.get("call", []))
+        self._references(found)
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
@@ -260,60 +269,63 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _references(self, calls: list[Node]) -> None:
-        spans = [(d.node.start_byte, d.node.end_byte) for d in self.drafts]
-        owners = scopes.innermost(spans, [c.start_byte for c in calls])
-        # Lazy `local x = require("m")` inside functions bind names too.
-        for call in calls:
-            required = self._required(call)
-            if required is None:
-                continue
-            values = call.parent
-            declaration = values.parent if values is not None and values.type == "expression_list" else None
-            if declaration is not None and declaration.type == "assignment_statement":
-                names = next((c for c in declaration.named_children if c.type == "variable_list"), None)
-                first = names.named_child(0) if names is not None and names.named_child_count else None
-                if first is not None and first.type == "identifier":
-                    self.requires.setdefault(base.text(first, self.source), required)
-        for call, index in zip(calls, owners, strict=True):
+    def _references(self, found: dict[str, list[Node]]) -> None:
+        for name, module in zip(found.get("bound", []), found.get("bound_module", []), strict=True):
+            self.requires.setdefault(base.text(name, self.source), base.text(module, self.source))
+        spans = scopes.Spans([(d.node.start_byte, d.node.end_byte) for d in self.drafts])
+        # `require("m")` calls: each call with the module string inside it (two sorted lists).
+        requires = found.get("require", [])
+        modules = iter(found.get("module", []))
+        required_at: dict[int, str] = {}
+        for call in requires:
+            module = next(modules, None)
+            while module is not None and module.start_byte < call.start_byte:
+                module = next(modules, None)
+            if module is not None and module.end_byte <= call.end_byte:
+                required_at[call.start_byte] = base.text(module, self.source)
+        for call, index in zip(requires, spans.owners([c.start_byte for c in requires]), strict=True):
+            required = required_at.get(call.start_byte)
+            if index is not None and required is not None:
+                self.drafts[index].deps.append(Dependency(required, "import", lookup=_require_candidates(required)))
+        self.required_at = required_at
+        callees = found.get("callee", [])
+        cache: dict[tuple[str, str | None], Dependency | None] = {}
+        for callee, index in zip(callees, spans.owners([c.start_byte for c in callees]), strict=True):
             if index is None:
                 continue
             draft = self.drafts[index]
-            required = self._required(call)
-            if required is not None:
-                draft.deps.append(Dependency(required, "import", lookup=_require_candidates(required)))
-                continue
-            callee = call.child_by_field_name("name")
-            if callee is None:
-                continue
-            self._call(callee, draft)
+            text = base.text(callee, self.source)
+            key = (text, draft.receiver)
+            if key not in cache:
+                cache[key] = self._call(callee, text, draft)
+            dep = cache[key]
+            if dep is not None:
+                draft.deps.append(dep)
 
-    def _call(self, callee: Node, draft: _Draft) -> None:
+    def _call(self, callee: Node, text: str, draft: _Draft) -> Dependency | None:
+        """The call edge of a callee (`f`, `a.b.f`, `a:m`, `require("x").f`), or None."""
         kind = callee.type
         if kind == "identifier":
-            name = base.text(callee, self.source)
-            identifier = self.functions.get(name)
-            if identifier is not None:
-                draft.deps.append(Dependency(identifier, "calls", lookup=(identifier,)))
-            return
+            identifier = self.functions.get(text)
+            return Dependency(identifier, "calls", lookup=(identifier,)) if identifier is not None else None
         if kind not in ("dot_index_expression", "method_index_expression"):
-            return
+            return None
         table = callee.child_by_field_name("table")
         member_node = callee.child_by_field_name("field" if kind == "dot_index_expression" else "method")
         if table is None or member_node is None:
-            return
+            return None
         member = base.text(member_node, self.source)
         separators = (".", ":") if kind == "dot_index_expression" else (":", ".")
         prefixes = self._table_targets(table, draft)
         if not prefixes:
-            return
-        candidates = [f"{p}{sep}{member}" for p in prefixes for sep in separators]
-        draft.deps.append(Dependency(candidates[0], "calls", lookup=tuple(dict.fromkeys(candidates))))
+            return None
+        candidates = tuple(dict.fromkeys(f"{p}{sep}{member}" for p in prefixes for sep in separators))
+        return Dependency(candidates[0], "calls", lookup=candidates)
 
     def _table_targets(self, table: Node, draft: _Draft) -> list[str]:
         """What a call's receiver names: module spellings to put the member after."""
         if table.type == "function_call":  # require("x").f()
-            required = self._required(table)
+            required = self.required_at.get(table.start_byte)
             return list(_require_candidates(required)) if required is not None else []
         path = self._path(table)
         if path is None or any(p.startswith(":") for p in path):

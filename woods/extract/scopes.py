@@ -48,25 +48,36 @@ _START = operator.attrgetter("start_byte")
 
 
 def innermost(spans: Sequence[tuple[int, int]], positions: Sequence[int]) -> list[int | None]:
-    """For each position (sorted ascending), the index of the innermost span [start, end) holding it.
+    """For each position (sorted ascending), the index of the innermost span [start, end) holding it."""
+    return Spans(spans).owners(positions)
 
-    One sweep over spans ordered by (start, longer first, index) with a stack of open spans.
-    """
-    order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1], i))
-    result: list[int | None] = []
-    stack: list[int] = []
-    cursor = 0
-    for position in positions:
-        while cursor < len(order) and spans[order[cursor]][0] <= position:
-            index = order[cursor]
-            while stack and spans[stack[-1]][1] <= spans[index][0]:
+
+class Spans:
+    """Unit spans prepared once for several `owners` sweeps (one per kind of reference)."""
+
+    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
+        self.spans = spans
+        self.order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1], i))
+
+    def owners(self, positions: Sequence[int]) -> list[int | None]:
+        """For each position (sorted ascending), the index of the innermost span [start, end) holding
+        it: one sweep over the spans ordered by (start, longer first, index) with a stack of open
+        spans (spans nest or are disjoint, as declarations do)."""
+        spans, order = self.spans, self.order
+        result: list[int | None] = []
+        stack: list[int] = []
+        cursor = 0
+        for position in positions:
+            while cursor < len(order) and spans[order[cursor]][0] <= position:
+                index = order[cursor]
+                while stack and spans[stack[-1]][1] <= spans[index][0]:
+                    stack.pop()
+                stack.append(index)
+                cursor += 1
+            while stack and spans[stack[-1]][1] <= position:
                 stack.pop()
-            stack.append(index)
-            cursor += 1
-        while stack and spans[stack[-1]][1] <= position:
-            stack.pop()
-        result.append(stack[-1] if stack else None)
-    return result
+            result.append(stack[-1] if stack else None)
+        return result
 
 
 def last_token(node: Node, skip: frozenset[str]) -> Node:
@@ -77,13 +88,14 @@ def last_token(node: Node, skip: frozenset[str]) -> Node:
     """
     current = node
     while True:
-        children = current.children
-        index = len(children) - 1
-        while index >= 0 and (children[index].type in skip or children[index].end_byte == children[index].start_byte):
+        index = current.child_count - 1
+        child = current.child(index) if index >= 0 else None
+        while child is not None and (child.type in skip or child.end_byte == child.start_byte):
             index -= 1
-        if index < 0:
+            child = current.child(index) if index >= 0 else None
+        if child is None:
             return current
-        current = children[index]
+        current = child
 
 
 class Comments:
@@ -99,9 +111,12 @@ class Comments:
         self.source = source
         self.by_end_row: dict[int, Node] = {}
         for node in nodes:
-            line_start = source.rfind(b"\n", 0, node.start_byte) + 1
-            if not source[line_start : node.start_byte].strip():
-                self.by_end_row[node.end_point[0] - (1 if node.end_point[1] == 0 and node.end_point[0] > node.start_point[0] else 0)] = node
+            start = node.start_byte
+            line_start = source.rfind(b"\n", 0, start) + 1
+            if line_start == start or not source[line_start:start].strip():
+                end_row, end_column = node.end_point
+                # A comment token that swallows its newline ends at column 0 of the next row.
+                self.by_end_row[end_row - 1 if end_column == 0 and end_row > node.start_point[0] else end_row] = node
 
     def above(self, row: int) -> list[Node]:
         """The contiguous comments ending on the rows right above 0-based `row`, top first."""

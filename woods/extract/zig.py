@@ -53,7 +53,7 @@ _SOURCE_ROOTS = frozenset({"src", "lib"})
 _REFERENCES = """
 (call_expression function: (identifier) @bare)
 (call_expression function: (field_expression object: (identifier) member: (identifier)) @member)
-(builtin_function) @import
+((builtin_function (builtin_identifier) @import_name) @import (#eq? @import_name "@import"))
 (parameter type: (identifier) @type)
 (parameter type: (pointer_type (identifier) @type))
 (function_declaration type: (identifier) @type)
@@ -222,10 +222,10 @@ class _Extractor:
         identifier = self.unique(f"{owner.identifier}.{name}", unit_type)
         draft = _Draft(identifier, unit_type, node, parent=owner.identifier, namespace=owner.identifier, outer=owner)
         stop = body.start_byte if body is not None else node.end_byte
+        if body is not None and body.type in _CONTAINERS:  # `const X = struct(…) {`: up to the brace
+            brace = self.source.find(b"{", body.start_byte, body.end_byte)
+            stop = brace if brace != -1 else body.start_byte
         header = base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
-        if body is not None and body.type in _CONTAINERS:
-            brace = base.text(body, self.source).find("{")
-            header = base.one_line(self.source[node.start_byte : body.start_byte + max(brace, 0)].decode("utf-8", "replace"))
         draft.signature = header.rstrip(";{ ").rstrip()
         draft.docstring = self._docs(node)
         draft.metadata = {"pub": any(c.type == "pub" for c in node.children)}
@@ -289,10 +289,10 @@ class _Extractor:
     # -- references ------------------------------------------------------------------------
 
     def _references(self, found: dict[str, list[Node]]) -> None:
-        spans = [(d.node.start_byte, d.node.end_byte) for d in self.drafts]
+        spans = scopes.Spans([(d.node.start_byte, d.node.end_byte) for d in self.drafts])
         for kind in ("bare", "member", "import", "type"):
             nodes = found.get(kind, [])
-            for node, index in zip(nodes, scopes.innermost(spans, [n.start_byte for n in nodes]), strict=True):
+            for node, index in zip(nodes, spans.owners([n.start_byte for n in nodes]), strict=True):
                 draft = self.drafts[index if index is not None else 0]
                 if kind == "bare":
                     self._bare_call(base.text(node, self.source), draft)
