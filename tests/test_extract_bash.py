@@ -134,7 +134,7 @@ def test_invalid_utf8_binary_and_empty_input_never_raise() -> None:
     units = extract("x.sh", b"# caf\xe9\nf() { echo \"\xff\"; }\n").units
     assert units[1].identifier == "x.sh:f" and "\ufffd" in units[1].docstring
     assert extract("bin.sh", bytes(range(256)) * 8).units[0].type == "script"
-    assert [u.identifier for u in extract("empty.sh", b"").units] == ["empty.sh"]
+    assert extract("empty.sh", b"").units == () and extract("blank.sh", b"\n\n").units == ()
 
 
 def test_deep_nesting_does_not_recurse() -> None:

@@ -142,3 +142,11 @@ def test_deep_nesting_does_not_recurse() -> None:
     nested = "".join(f"defmodule N{i} do\n" for i in range(300)) + "def g, do: 1\n" + "end\n" * 300
     units = extract("n.ex", nested.encode()).units
     assert len(units) == 301 and units[-1].identifier.endswith(".N299.g/0")
+
+
+def test_resolve_reads_the_arity_as_no_part_of_the_name() -> None:
+    from woods.resolve import normalized_segments, without_arity
+
+    assert without_arity("Plug.Conn.send_resp/3") == "Plug.Conn.send_resp"
+    assert without_arity("src/errors/404") == "src/errors/404"  # a path keeps its last segment
+    assert normalized_segments("Shipping.Parcel.new/2") == normalized_segments("Shipping.Parcel.new")

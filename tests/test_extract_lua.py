@@ -122,7 +122,7 @@ def test_invalid_utf8_binary_and_empty_input_never_raise() -> None:
     units = extract("x.lua", b"-- caf\xe9\nlocal function f() return \"\xff\" end\n").units
     assert units[1].identifier == "x.f" and "\ufffd" in units[1].docstring
     assert extract("bin.lua", bytes(range(256)) * 8).units[0].type == "module"
-    assert [u.identifier for u in extract("empty.lua", b"").units] == ["empty"]
+    assert extract("empty.lua", b"").units == () and extract("blank.lua", b" \n").units == ()
 
 
 def test_deep_nesting_does_not_recurse() -> None:

@@ -14,7 +14,7 @@ Stages, in order; the first that decides returns:
    that names nothing is `not_found`; it never falls through to the fuzzy stages.
 1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids.
 2. exact (0.98) — the identifier, case-sensitive, in any language's member spelling
-   (`Foo#bar`, `Foo.bar`, `Foo::bar`).
+   (`Foo#bar`, `Foo.bar`, `Foo::bar`; an Elixir `Mod.fun` names `Mod.fun/2`).
 3. normalized (0.9) — case-, `_`/`-`- and camel-case-insensitive, full name first, then a
    qualified suffix or the last segment, then members inherited through superclass edges, then
    a package-level spelling of a deeper unit (`asyncio.Queue.put` → `asyncio.queues.Queue.put`).
@@ -83,6 +83,8 @@ _SPLIT = re.compile(r"::|[#./:]")
 # over a whole identifier treats every segment alike.
 _INNER_JOINER = re.compile(r"(?<=[^\W_])[_-]+(?=[^\W_])")
 _DEDUP_SUFFIX = re.compile(r"#\d+\Z")  # extractors' `#2`, `#3` for a repeated (identifier, type)
+# Elixir's `/arity` (`Plug.Conn.send_resp/3`): `Plug.Conn.send_resp` and `send_resp` name it too.
+_ARITY_SUFFIX = re.compile(r"/[0-9]+\Z")
 _PATH_LINE = re.compile(r"\A(?P<path>.+?):(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?\Z")
 _HEX = re.compile(r"\A[0-9a-fA-F]{8,64}\Z")
 _DIGIT = re.compile(r"[0-9]")
@@ -219,9 +221,19 @@ def normalize_segment(segment: str) -> str:
     return _INNER_JOINER.sub("", segment.split("(", 1)[0].lower())
 
 
+def without_arity(identifier: str) -> str:
+    """`Mod.fun/2` → `Mod.fun`: an arity after a dotted last path segment (Elixir's notation) is
+    not part of the name; a path such as `src/errors/404` keeps its last segment."""
+    match = _ARITY_SUFFIX.search(identifier)
+    if match is None or "." not in identifier[: match.start()].rpartition("/")[2]:
+        return identifier
+    return identifier[: match.start()]
+
+
 def normalized_segments(identifier: str) -> tuple[str, ...]:
-    """The normalised segments of an identifier, the extractors' `#2` duplicate marker dropped."""
-    bare = _DEDUP_SUFFIX.sub("", identifier)
+    """The normalised segments of an identifier, the extractors' `#2` duplicate marker and an
+    Elixir `/arity` dropped."""
+    bare = without_arity(_DEDUP_SUFFIX.sub("", identifier))
     if "(" not in bare:  # fast path (nearly every identifier): whole-string lower, sub and split
         return tuple(filter(None, _SPLIT.split(_INNER_JOINER.sub("", bare.lower()))))
     return tuple(filter(None, (normalize_segment(s) for s in split_segments(bare))))
@@ -575,7 +587,7 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
 
 
 def _last_segment_forms(identifier: str) -> set[str]:
-    segments = split_segments(_DEDUP_SUFFIX.sub("", identifier))
+    segments = split_segments(without_arity(_DEDUP_SUFFIX.sub("", identifier)))
     if not segments:
         return set()
     return {segments[-1], segments[-1].split("(", 1)[0]}
@@ -612,7 +624,10 @@ def _exact_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
     wanted = normalized_segments(text)
     if not segments or not wanted:
         return None
-    spelled = ctx.keep(e for e in names.by_last.get(wanted[-1], ()) if split_segments(e.identifier) == segments)
+    spelled = ctx.keep(
+        e for e in names.by_last.get(wanted[-1], ())
+        if split_segments(e.identifier) == segments or split_segments(without_arity(e.identifier)) == segments
+    )
     if spelled:
         return _decide(ResolveMethod.EXACT, spelled, CONFIDENCE_EXACT)
     return None

@@ -91,7 +91,9 @@ class _Extractor:
         self.drafts.append(script)
         self._walk(root)
         self._references(found.get("command", []))
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
+        # A blank file has nothing to retrieve: no unit with empty source for it.
+        kept = self.drafts if self.source.strip() else []
+        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in kept)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
     # -- declarations ----------------------------------------------------------------------

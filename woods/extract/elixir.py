@@ -377,13 +377,14 @@ class _Extractor:
         return bool(arguments) and base.text(arguments[0], self.source) == "false"
 
     def _signature(self, node: Node) -> str:
-        text = base.text(node, self.source)
-        block = next((c for c in node.children if c.type == "do_block"), None)
-        if block is not None:
-            text = self.source[node.start_byte : block.start_byte].decode("utf-8", "replace")
-        else:
-            text = text.split(", do:", 1)[0]
-        return base.one_line(text)
+        """The head of a definition: up to its `do` block or its `, do:` keyword (one line)."""
+        last = node.child(node.child_count - 1)
+        if last is not None and last.type == "do_block":
+            return base.one_line(self.source[node.start_byte : last.start_byte].decode("utf-8", "replace"))
+        holder = _arguments_node(node)
+        head = holder.named_child(0) if holder is not None and holder.named_child_count else None
+        end = head.end_byte if head is not None else node.end_byte
+        return base.one_line(self.source[node.start_byte : end].decode("utf-8", "replace"))
 
     def _delegate(self, node: Node, draft: _Draft, name: str, arity: int, owner: _Draft) -> None:
         target_module: str | None = None

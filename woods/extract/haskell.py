@@ -145,7 +145,9 @@ class _Extractor:
         if declarations is not None:
             self._declarations(declarations.named_children, module, self.module)
         self._references(found)
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
+        # A blank file has nothing to retrieve: no unit with empty source for it.
+        kept = self.drafts if self.source.strip() else []
+        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in kept)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
     def _module_name(self, node: Node) -> str:

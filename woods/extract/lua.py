@@ -120,7 +120,9 @@ class _Extractor:
         for statement in statements:
             self._statement(statement, returned)
         self._references(found)
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
+        # A blank file has nothing to retrieve: no unit with empty source for it.
+        kept = self.drafts if self.source.strip() else []
+        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in kept)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
     # -- declarations ----------------------------------------------------------------------
@@ -202,6 +204,12 @@ class _Extractor:
 
     def _path(self, node: Node) -> tuple[str, ...] | None:
         """`a.b.c` → ("a", "b", "c"); `a:b` → ("a", ":b"); anything else None."""
+        if node.type in ("identifier", "dot_index_expression", "method_index_expression"):
+            # The common case, read from the text: plain names joined by `.` and a final `:`.
+            head, colon, method = base.text(node, self.source).partition(":")
+            names = head.split(".")
+            if all(n.isidentifier() for n in names) and (not colon or method.isidentifier()):
+                return (*names, f":{method}") if colon else tuple(names)
         parts: list[str] = []
         current: Node | None = node
         while current is not None:
@@ -289,15 +297,16 @@ class _Extractor:
                 self.drafts[index].deps.append(Dependency(required, "import", lookup=_require_candidates(required)))
         self.required_at = required_at
         callees = found.get("callee", [])
-        cache: dict[tuple[str, str | None], Dependency | None] = {}
+        # One Dependency per distinct written callee (and receiver, which `self` depends on).
+        cache: dict[tuple[bytes, str | None], Dependency | None] = {}
+        source = self.source
         for callee, index in zip(callees, spans.owners([c.start_byte for c in callees]), strict=True):
             if index is None:
                 continue
             draft = self.drafts[index]
-            text = base.text(callee, self.source)
-            key = (text, draft.receiver)
+            key = (source[callee.start_byte : callee.end_byte], draft.receiver)
             if key not in cache:
-                cache[key] = self._call(callee, text, draft)
+                cache[key] = self._call(callee, key[0].decode("utf-8", "replace"), draft)
             dep = cache[key]
             if dep is not None:
                 draft.deps.append(dep)
@@ -342,25 +351,24 @@ class _Extractor:
 
 
 def _clean(lines: list[str]) -> str | None:
-    """Comment prose: `--`, `---`, `--[[ ]]` markers removed, lines dedented together."""
+    """Comment prose: `--`, `---`, `--[[ ]]` markers and one following space removed per line."""
+    if not lines:
+        return None
     out: list[str] = []
     for raw in lines:
         for line in raw.splitlines():
             stripped = line.strip()
-            if stripped.startswith("--[[") or stripped.startswith("--[=["):
+            if stripped.startswith(("--[[", "--[=[")):
                 stripped = stripped.split("[", 2)[-1]
             stripped = stripped.lstrip("-")
-            stripped = stripped[1:] if stripped.startswith(" ") else stripped
             if stripped.endswith("]]"):
                 stripped = stripped[:-2]
-            out.append(stripped)
-    indent = min((len(line) - len(line.lstrip()) for line in out if line.strip()), default=0)
-    cleaned = [line[indent:].rstrip() for line in out]
-    while cleaned and not cleaned[0]:
-        cleaned.pop(0)
-    while cleaned and not cleaned[-1]:
-        cleaned.pop()
-    return "\n".join(cleaned) or None
+            out.append(stripped[1:].rstrip() if stripped.startswith(" ") else stripped.rstrip())
+    while out and not out[0]:
+        out.pop(0)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(out) or None
 
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:

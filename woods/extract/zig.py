@@ -109,7 +109,9 @@ class _Extractor:
             module.metadata["fields"] = [base.text(f.child_by_field_name("name"), self.source) for f in fields]
         self._walk(root, module)
         self._references(found)
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
+        # A blank file has nothing to retrieve: no unit with empty source for it.
+        kept = self.drafts if self.source.strip() else []
+        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in kept)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
     # -- declarations ----------------------------------------------------------------------
