@@ -145,3 +145,11 @@ def test_deep_nesting_does_not_recurse() -> None:
     nested = "".join(f"object N{i} {{\n" for i in range(300)) + "def g = 1\n" + "}\n" * 300
     units = extract("n.scala", nested.encode()).units
     assert len(units) == 301 and units[-1].identifier.endswith(".N299.g")
+
+
+def test_innermost_spans_nest_and_leave_gaps_unowned() -> None:
+    from woods.extract.scopes import Spans, innermost
+
+    spans = [(0, 100), (10, 50), (20, 30), (60, 70), (10, 15)]
+    assert innermost(spans, [5, 12, 25, 35, 65, 99, 100]) == [0, 4, 2, 1, 3, 0, None]
+    assert Spans([(5, 9)]).owners([9, 4, 5]) == [None, None, 0]  # positions in any order

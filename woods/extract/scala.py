@@ -120,9 +120,9 @@ class _Extractor:
     def run(self) -> FileExtraction:
         tree = base.parse("scala", self.source)
         root = tree.root_node
-        found = scopes.captures("scala", _REFERENCES, root)
-        self.comments = scopes.Comments([n for name, n in found if name == "comment"], self.source)
-        self.not_references = {n.start_byte for name, n in found if name == "not_reference"}
+        found = scopes.captures_by_name("scala", _REFERENCES, root)
+        self.comments = scopes.Comments(found.get("comment", []), self.source)
+        self.not_references = {n.start_byte for n in found.get("not_reference", ())}
         # A bodiless `package a` clause puts the rest of the file inside `a` (clauses chain).
         top: list[tuple[Node, _Draft | None, str]] = []
         package = ""
@@ -164,7 +164,7 @@ class _Extractor:
                 if body is not None and body.type == "with_template_body":
                     stack.append((body, draft, package))
         self.declared_ids = {i for ids in self.declared.values() for i in ids}
-        self._references([(name, n) for name, n in found if name in ("call", "selector", "object", "type")])
+        self._references(found)
         for draft in self.drafts:
             if draft.outer is None:
                 draft.deps[:0] = self.file_imports
@@ -341,28 +341,29 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _references(self, found: list[tuple[str, Node]]) -> None:
-        spans = [((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts]
-        owners = scopes.innermost(spans, [n.start_byte for _name, n in found])
-        for (name, node), index in zip(found, owners, strict=True):
-            if index is None:
-                continue
-            draft = self.drafts[index]
-            if name == "selector":
-                receiver = base.text(node.child_by_field_name("value"), self.source)
-                self._member_call(receiver, base.text(node.child_by_field_name("field"), self.source), draft)
-            elif name == "call":
-                self._call(base.text(node, self.source), draft)
-            elif name == "object":
-                written = base.text(node, self.source)
-                dep = self._type_dependency(written, draft, draft.package, "code_reference") if (
-                    written[:1].isupper()) else None
-                if dep is not None:
-                    draft.deps.append(dep)
-            elif name == "type" and node.start_byte not in self.not_references:
-                dep = self._type_dependency(base.text(node, self.source), draft, draft.package, "code_reference")
-                if dep is not None:
-                    draft.deps.append(dep)
+    def _references(self, found: dict[str, list[Node]]) -> None:
+        spans = scopes.Spans([((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts])
+        for name in ("call", "selector", "object", "type"):
+            nodes = found.get(name, [])
+            for node, index in zip(nodes, spans.owners([n.start_byte for n in nodes]), strict=True):
+                if index is None:
+                    continue
+                draft = self.drafts[index]
+                if name == "selector":
+                    receiver = base.text(node.child_by_field_name("value"), self.source)
+                    self._member_call(receiver, base.text(node.child_by_field_name("field"), self.source), draft)
+                elif name == "call":
+                    self._call(base.text(node, self.source), draft)
+                elif name == "object":
+                    written = base.text(node, self.source)
+                    dep = self._type_dependency(written, draft, draft.package, "code_reference") if (
+                        written[:1].isupper()) else None
+                    if dep is not None:
+                        draft.deps.append(dep)
+                elif node.start_byte not in self.not_references:
+                    dep = self._type_dependency(base.text(node, self.source), draft, draft.package, "code_reference")
+                    if dep is not None:
+                        draft.deps.append(dep)
 
     def _enclosing(self, draft: _Draft | None) -> list[_Draft]:
         chain: list[_Draft] = []

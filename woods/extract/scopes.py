@@ -1,4 +1,4 @@
-"""References without a Python walk of every node: tree-sitter queries plus an innermost-scope sweep.
+"""References without a Python walk of every node: tree-sitter queries plus innermost-span look-ups.
 
 Why: a Python loop over every node of a tree costs about as much as tree-sitter's parse itself,
 which would make extraction several times slower than parsing. The extractors of Scala, Haskell,
@@ -6,14 +6,15 @@ Elixir, Lua, Bash and Zig therefore walk only the declaration skeleton in Python
 and collect references (calls, type names …) with one compiled tree-sitter query, which runs in C.
 Each captured node then goes to the innermost unit whose span contains it.
 
-Guarantees: `captures` returns nodes in document order (start byte, then the longer node first,
-then capture name); `innermost` gives every position the index of the smallest span containing it
-(spans must nest or be disjoint, as declarations do), or None. Compiled queries are cached per
+Guarantees: `captures_by_name` returns each capture name's nodes by start byte; `innermost` and
+`Spans.owners` give every position the index of the smallest span containing it (spans must nest
+or be disjoint, as declarations do), or None. Compiled queries are cached per
 (grammar, pattern): the cache holds only immutable compiled queries, never extraction results.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import operator
 from collections.abc import Sequence
@@ -29,17 +30,9 @@ def compiled(grammar: str, pattern: str) -> Query:
     return Query(base.language(grammar), pattern)
 
 
-def captures(grammar: str, pattern: str, node: Node) -> list[tuple[str, Node]]:
-    """Every (capture name, node) of `pattern` under `node`, in document order."""
-    found = QueryCursor(compiled(grammar, pattern)).captures(node)
-    ordered = [(name, captured) for name, nodes in found.items() for captured in nodes]
-    ordered.sort(key=lambda item: (item[1].start_byte, -item[1].end_byte, item[0]))
-    return ordered
-
-
 def captures_by_name(grammar: str, pattern: str, node: Node) -> dict[str, list[Node]]:
-    """The nodes of each capture name of `pattern` under `node`, each list in document order
-    (cheaper than `captures` when the kinds are handled separately)."""
+    """The nodes of each capture name of `pattern` under `node`, each list by start byte (ties
+    keep the query's order: a sort is stable). One traversal of the tree, in C."""
     found = QueryCursor(compiled(grammar, pattern)).captures(node)
     return {name: sorted(nodes, key=_START) for name, nodes in found.items()}
 
@@ -48,35 +41,41 @@ _START = operator.attrgetter("start_byte")
 
 
 def innermost(spans: Sequence[tuple[int, int]], positions: Sequence[int]) -> list[int | None]:
-    """For each position (sorted ascending), the index of the innermost span [start, end) holding it."""
+    """For each position, the index of the innermost span [start, end) holding it, or None."""
     return Spans(spans).owners(positions)
 
 
 class Spans:
-    """Unit spans prepared once for several `owners` sweeps (one per kind of reference)."""
+    """Unit spans prepared once for several `owners` look-ups (one per kind of reference).
+
+    Spans are kept in (start, longer first, index) order with each one's enclosing span; a
+    position's owner is the last span starting at or before it (binary search), or the nearest
+    enclosing span of that one that still contains it. Spans must nest or be disjoint, as
+    declarations do.
+    """
 
     def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
-        self.spans = spans
         self.order = sorted(range(len(spans)), key=lambda i: (spans[i][0], -spans[i][1], i))
+        self.starts = [spans[i][0] for i in self.order]
+        self.ends = [spans[i][1] for i in self.order]
+        self.parents: list[int] = []
+        stack: list[int] = []
+        for rank, start in enumerate(self.starts):
+            while stack and self.ends[stack[-1]] <= start:
+                stack.pop()
+            self.parents.append(stack[-1] if stack else -1)
+            stack.append(rank)
 
     def owners(self, positions: Sequence[int]) -> list[int | None]:
-        """For each position (sorted ascending), the index of the innermost span [start, end) holding
-        it: one sweep over the spans ordered by (start, longer first, index) with a stack of open
-        spans (spans nest or are disjoint, as declarations do)."""
-        spans, order = self.spans, self.order
+        """For each position, the index (into the spans given) of the innermost span [start, end)
+        holding it, or None."""
+        starts, ends, parents, order = self.starts, self.ends, self.parents, self.order
         result: list[int | None] = []
-        stack: list[int] = []
-        cursor = 0
         for position in positions:
-            while cursor < len(order) and spans[order[cursor]][0] <= position:
-                index = order[cursor]
-                while stack and spans[stack[-1]][1] <= spans[index][0]:
-                    stack.pop()
-                stack.append(index)
-                cursor += 1
-            while stack and spans[stack[-1]][1] <= position:
-                stack.pop()
-            result.append(stack[-1] if stack else None)
+            rank = bisect.bisect_right(starts, position) - 1
+            while rank >= 0 and ends[rank] <= position:
+                rank = parents[rank]
+            result.append(order[rank] if rank >= 0 else None)
         return result
 
 
