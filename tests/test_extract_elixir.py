@@ -150,3 +150,9 @@ def test_resolve_reads_the_arity_as_no_part_of_the_name() -> None:
     assert without_arity("Plug.Conn.send_resp/3") == "Plug.Conn.send_resp"
     assert without_arity("src/errors/404") == "src/errors/404"  # a path keeps its last segment
     assert normalized_segments("Shipping.Parcel.new/2") == normalized_segments("Shipping.Parcel.new")
+
+
+def test_a_script_without_modules_is_one_unit() -> None:
+    source = b'import Config\n\nconfig :shipping, carriers: [:post]\n'
+    units = extract("config/config.exs", source).units
+    assert [(u.identifier, u.type, u.line_start, u.line_end) for u in units] == [("config/config.exs", "script", 1, 3)]

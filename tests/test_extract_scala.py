@@ -153,3 +153,10 @@ def test_innermost_spans_nest_and_leave_gaps_unowned() -> None:
     spans = [(0, 100), (10, 50), (20, 30), (60, 70), (10, 15)]
     assert innermost(spans, [5, 12, 25, 35, 65, 99, 100]) == [0, 4, 2, 1, 3, 0, None]
     assert Spans([(5, 9)]).owners([9, 4, 5]) == [None, None, 0]  # positions in any order
+
+
+def test_a_worksheet_without_definitions_is_one_unit() -> None:
+    units = extract("scripts/try.sc", b'println("hello")\nval xs = List(1, 2)\n').units
+    assert [(u.identifier, u.type) for u in units] == [("xs", "value")]
+    units = extract("scripts/run.sc", b'println("hello")\n').units
+    assert [(u.identifier, u.type, u.line_start, u.line_end) for u in units] == [("scripts/run.sc", "script", 1, 1)]

@@ -13,7 +13,8 @@ that comes back after other definitions is a new unit (`#2`), as Elixir itself w
 With default arguments (`def f(a, b \\\\ 1)`) the arity is the full one (`f/2`);
 `metadata["arities"]` lists every arity the head defines.
 
-Unit types: "module", "protocol", "impl", "function" (`def`/`defp`; `metadata["private"]`,
+Unit types: "script" (a file without any module: `config/config.exs`; identified by its path),
+"module", "protocol", "impl", "function" (`def`/`defp`; `metadata["private"]`,
 `defdelegate` too with `metadata["delegate"]`), "macro" (`defmacro`/`defmacrop`/`defguard`/
 `defguardp`), "struct" (`defstruct`/`defexception`; `metadata["fields"]`), "callback"
 (`@callback`/`@macrocallback`), "type" (`@type`/`@typep`/`@opaque`). Docstrings are `@moduledoc`
@@ -186,6 +187,9 @@ class _Extractor:
         self.comments = scopes.Comments(found.get("comment", []), self.source)
         self._body(root.named_children, None)
         self._references(found)
+        if not self.drafts and self.source.strip():
+            # A script without modules (`config/config.exs`, `test/test_helper.exs`) is one unit.
+            self.drafts.append(_Draft(self.file_path, "script", root, whole_file=True))
         # Nested module bodies are walked after their parent's: units go out in source order.
         ordered = sorted(self.drafts, key=lambda d: ((d.first or d.node).start_byte, -d.node.end_byte, d.identifier))
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in ordered)

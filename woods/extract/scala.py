@@ -12,7 +12,8 @@ Unit types: "class" (`metadata["case"]` for case classes), "trait", "object", "e
 "package_object", "method" (a def inside a class, trait, object or enum), "function" (a top-level
 or package-object def, or an extension method: `metadata["extension"]` names the receiver type),
 "value" (a val/var directly in a template or at top level; `metadata["mutable"]` for var),
-"type_alias", "given" (named givens only). Local definitions inside a def body are not units; their
+"type_alias", "given" (named givens only), "script" (a file without any definition, such as a
+worksheet of statements, identified by its path). Local definitions inside a def body are not units; their
 references belong to the enclosing def. Repeats of (identifier, type) in one file (overloads) get
 `#2`, `#3` ….
 
@@ -168,6 +169,9 @@ class _Extractor:
         for draft in self.drafts:
             if draft.outer is None:
                 draft.deps[:0] = self.file_imports
+        if not self.drafts and self.source.strip():
+            # A script or worksheet without definitions (`build.sc`, top-level statements) is one unit.
+            self.drafts.append(_Draft(self.file_path, "script", root, whole_file=True))
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
