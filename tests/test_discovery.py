@@ -546,17 +546,12 @@ def test_skip_reasons_are_all_declared(tmp_path: Path) -> None:
     assert {"lock", "generated", "data", "translation", "minified", "unsupported"} <= set(discovery.SKIP_REASONS)
 
 
-def test_content_hook_names_extension_less_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Extension-less files the name leaves open are read: `language_from_content` may name them
-    (the hook for `#!` lines); while it says nothing they stay `unsupported`."""
-    import woods.extract
-
+def test_extension_less_files_are_named_by_their_shebang(tmp_path: Path) -> None:
+    """Extension-less files the name leaves open are read: a `#!` line naming a shell makes them
+    Bash; anything else stays `unsupported`, and a file with an unknown extension is never read."""
     write(tmp_path, "bin/setup", "#!/bin/bash\necho hi\n")
     write(tmp_path, "bin/notes", "plain\n")
     write(tmp_path, "data.xyz", "#!/bin/bash\n")  # an unknown extension is never read
-    assert paths(discover(tmp_path)) == []
-    monkeypatch.setattr(woods.extract, "language_from_content",
-                        lambda path, head: "bash" if head.startswith(b"#!/bin/bash") else None)
     result = discover(tmp_path)
     assert [(f.path, f.language) for f in result.files] == [("bin/setup", "bash")]
     assert result.skipped == Counter({"unsupported": 2})

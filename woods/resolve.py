@@ -15,7 +15,7 @@ Stages, in order; the first that decides returns:
    document-kind file name (`response.json`, `self.cfg`), which is as likely a member spelling.
 1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids.
 2. exact (0.98) — the identifier, case-sensitive, in any language's member spelling
-   (`Foo#bar`, `Foo.bar`, `Foo::bar`).
+   (`Foo#bar`, `Foo.bar`, `Foo::bar`; an Elixir `Mod.fun` names `Mod.fun/2`).
 3. normalized (0.9) — case-, `_`/`-`- and camel-case-insensitive, full name first, then a
    qualified suffix or the last segment, then members inherited through superclass edges, then
    a package-level spelling of a deeper unit (`asyncio.Queue.put` → `asyncio.queues.Queue.put`).
@@ -28,6 +28,7 @@ bad input raises `InputError` before any lookup.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import os
@@ -83,6 +84,8 @@ _SPLIT = re.compile(r"::|[#./:]")
 # over a whole identifier treats every segment alike.
 _INNER_JOINER = re.compile(r"(?<=[^\W_])[_-]+(?=[^\W_])")
 _DEDUP_SUFFIX = re.compile(r"#\d+\Z")  # extractors' `#2`, `#3` for a repeated (identifier, type)
+# Elixir's `/arity` (`Plug.Conn.send_resp/3`): `Plug.Conn.send_resp` and `send_resp` name it too.
+_ARITY_SUFFIX = re.compile(r"/[0-9]+\Z")
 _PATH_LINE = re.compile(r"\A(?P<path>.+?):(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?\Z")
 _HEX = re.compile(r"\A[0-9a-fA-F]{8,64}\Z")
 _DIGIT = re.compile(r"[0-9]")
@@ -224,9 +227,19 @@ def normalize_segment(segment: str) -> str:
     return _INNER_JOINER.sub("", segment.split("(", 1)[0].lower())
 
 
+def without_arity(identifier: str) -> str:
+    """`Mod.fun/2` → `Mod.fun`: an arity after a dotted last path segment (Elixir's notation) is
+    not part of the name; a path such as `src/errors/404` keeps its last segment."""
+    match = _ARITY_SUFFIX.search(identifier)
+    if match is None or "." not in identifier[: match.start()].rpartition("/")[2]:
+        return identifier
+    return identifier[: match.start()]
+
+
 def normalized_segments(identifier: str) -> tuple[str, ...]:
-    """The normalised segments of an identifier, the extractors' `#2` duplicate marker dropped."""
-    bare = _DEDUP_SUFFIX.sub("", identifier)
+    """The normalised segments of an identifier, the extractors' `#2` duplicate marker and an
+    Elixir `/arity` dropped."""
+    bare = without_arity(_DEDUP_SUFFIX.sub("", identifier))
     if "(" not in bare:  # fast path (nearly every identifier): whole-string lower, sub and split
         return tuple(filter(None, _SPLIT.split(_INNER_JOINER.sub("", bare.lower()))))
     return tuple(filter(None, (normalize_segment(s) for s in split_segments(bare))))
@@ -471,6 +484,17 @@ def looks_like_path(text: str) -> bool:
     return language_for(text) is not None
 
 
+def _is_indexed_file(ctx: _Context, text: str) -> bool:
+    """`text` is the exact path of an indexed file: an extension-less script (`bin/deploy`, known
+    by its `#!` line) has no extension for `looks_like_path` to go by."""
+    if "#" in text or any(c.isspace() for c in text):
+        return False
+    files = ctx.names.files
+    path = _relative_path(ctx, text)
+    index = bisect.bisect_left(files, path)
+    return index < len(files) and files[index] == path
+
+
 def _relative_path(ctx: _Context, text: str) -> str:
     path = text
     while path.startswith("./"):
@@ -554,7 +578,7 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
     if text.startswith(TYPED_KEY_PREFIX) or CHUNK_SUFFIX.search(text):
         return _decide(ResolveMethod.PASSTHROUGH, _key_or_identifier(ctx, strip_chunk(text)), CONFIDENCE_PASSTHROUGH)
     match = _PATH_LINE.match(text)
-    if match and looks_like_path(match["path"]):
+    if match and (looks_like_path(match["path"]) or _is_indexed_file(ctx, match["path"])):
         return _path_stage(ctx, match["path"], int(match["line"]))
     if looks_like_path(text):
         outcome = _path_stage(ctx, text, None)
@@ -574,7 +598,7 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
 
 
 def _last_segment_forms(identifier: str) -> set[str]:
-    segments = split_segments(_DEDUP_SUFFIX.sub("", identifier))
+    segments = split_segments(without_arity(_DEDUP_SUFFIX.sub("", identifier)))
     if not segments:
         return set()
     return {segments[-1], segments[-1].split("(", 1)[0]}
@@ -611,7 +635,10 @@ def _exact_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
     wanted = normalized_segments(text)
     if not segments or not wanted:
         return None
-    spelled = ctx.keep(e for e in names.by_last.get(wanted[-1], ()) if split_segments(e.identifier) == segments)
+    spelled = ctx.keep(
+        e for e in names.by_last.get(wanted[-1], ())
+        if split_segments(e.identifier) == segments or split_segments(without_arity(e.identifier)) == segments
+    )
     if spelled:
         return _decide(ResolveMethod.EXACT, spelled, CONFIDENCE_EXACT)
     return None

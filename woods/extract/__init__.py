@@ -1,9 +1,11 @@
 """Extraction: source bytes of one file → units, per language, with tree-sitter.
 
-`language_for(path)` decides the language from the file name; `extract_file(path, data, layout)`
-runs that language's extractor with the repository layout (`layout.py`) the index builder computed
-once for the run. Extractors are pure functions of (path, bytes, layout): they never touch the
-stores and never read or write process-wide state.
+`language_for(path, head)` decides the language from the file name, and for an extension-less
+file from its `#!` line when the first bytes are given (`bin/deploy` starting `#!/usr/bin/env
+bash` is Bash); `extract_file(path, data, layout)` runs that language's extractor with the
+repository layout (`layout.py`) the index builder computed once for the run. Extractors are pure
+functions of (path, bytes, layout): they never touch the stores and never read or write
+process-wide state.
 
 Code languages come first; every other text file of a known *document kind* (Markdown, YAML,
 SQL, Dockerfile … — `woods.extract.text.DOCUMENT_KINDS`) goes to the text fallback
@@ -39,8 +41,23 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".go": "go",
     ".java": "java",
     ".rs": "rust",
+    ".scala": "scala",
+    ".sc": "scala",
+    ".hs": "haskell",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".lua": "lua",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".bats": "bash",  # bats-core test files: Bash plus `@test "…" { … }` blocks
+    ".zig": "zig",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
+# Interpreter of a `#!` line → language, for extension-less executables (`libexec/tool`). POSIX
+# shells and bats scripts parse with the Bash grammar.
+SHEBANG_LANGUAGES: dict[str, str] = {"bash": "bash", "sh": "bash", "dash": "bash", "ksh": "bash", "bats": "bash"}
+# Bytes of a file `language_for` needs to read a `#!` line (longer interpreter lines are not real).
+SHEBANG_BYTES = 256
 
 # Language → module under woods.extract that defines `extract(file_path, source) -> FileExtraction`.
 _MODULES: dict[str, str] = {
@@ -52,6 +69,12 @@ _MODULES: dict[str, str] = {
     "go": "woods.extract.go",
     "java": "woods.extract.java",
     "rust": "woods.extract.rust",
+    "scala": "woods.extract.scala",
+    "haskell": "woods.extract.haskell",
+    "elixir": "woods.extract.elixir",
+    "lua": "woods.extract.lua",
+    "bash": "woods.extract.bash",
+    "zig": "woods.extract.zig",
 }
 
 
@@ -62,18 +85,18 @@ _DOCUMENT_MODULE = "woods.extract.text"
 def language_for(file_path: str, head: bytes | None = None) -> str | None:
     """The language woods extracts `file_path` as, or None when it does not index that file.
 
-    The name decides first: code languages, then document kinds. `head` (the first bytes of the
-    file, as discovery's sniff read them) may decide a file its name leaves open — see
-    `content_may_decide`; without it only the name counts.
+    The name decides first: code languages, then document kinds. `head` (the file's first bytes,
+    at least up to the end of its first line) lets a file its name leaves open — one without an
+    extension — be recognised by its `#!` line; without it only the name counts.
     """
     name = PurePosixPath(file_path).name
     if name in FILENAME_LANGUAGES:
         return FILENAME_LANGUAGES[name]
     suffix = PurePosixPath(name).suffix.lower()
     found = EXTENSION_LANGUAGES.get(suffix) or document_kind(file_path)
-    if found is not None or head is None:
+    if found is not None or head is None or suffix:
         return found
-    return language_from_content(file_path, head)
+    return shebang_language(head)
 
 
 def content_may_decide(file_path: str) -> bool:
@@ -82,21 +105,30 @@ def content_may_decide(file_path: str) -> bool:
     return not PurePosixPath(file_path).suffix and language_for(file_path) is None
 
 
-def language_from_content(file_path: str, head: bytes) -> str | None:
-    """The language of a file its name leaves open, from its first bytes. Nothing is recognised
-    from content yet: this is the hook for interpreter (`#!`) lines."""
-    del file_path, head
-    return None
-
-
 def is_document(language: str) -> bool:
     """Whether `language` is a document kind (text fallback) rather than a code language."""
     return language in DOCUMENT_KINDS
 
 
+def shebang_language(head: bytes) -> str | None:
+    """The language a `#!` first line names (`#!/bin/sh`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S
+    bash -e`), or None."""
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:SHEBANG_BYTES].split(b"\n", 1)[0].decode("utf-8", "replace")
+    words = line.split()
+    if not words:
+        return None
+    program = PurePosixPath(words[0]).name
+    if program == "env":  # `env [-S] [-i] [NAME=value …] interpreter`
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        program = PurePosixPath(rest[0]).name if rest else ""
+    return SHEBANG_LANGUAGES.get(program)
+
+
 def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Extract the units of one file. `file_path` is repository-relative with `/` separators."""
-    lang = language_for(file_path, source)
+    lang = language_for(file_path, source[:SHEBANG_BYTES])
     if lang is None:
         raise ValueError(f"no extractor for {file_path}")
     module = importlib.import_module(_DOCUMENT_MODULE if is_document(lang) else _MODULES[lang])
