@@ -205,9 +205,43 @@ class _Extractor:
                 self._import(node, owner)
                 continue
             stack.extend((child, owner) for child in reversed(node.children))
+        self._implementations_own_their_names()
         self.identifiers = {d.identifier for d in self.drafts}
         units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    def _implementations_own_their_names(self) -> None:
+        """`@typing.overload` stubs come before the implementation, which the numbering would call
+        `f#3`: the one definition of a name that is not an overload takes the plain name, and the
+        stubs are `f#overload1`, `f#overload2` … in source order. A name defined twice without
+        overloads keeps the numbering (the first definition owns the name)."""
+        groups: dict[tuple[str, str], list[_Draft]] = {}
+        for draft in self.drafts:
+            if draft.type in ("function", "method"):
+                groups.setdefault((draft.identifier.split("#", 1)[0], draft.type), []).append(draft)
+        renames: dict[str, str] = {}
+        for (plain, _unit_type), drafts in groups.items():
+            stubs = [d for d in drafts if d.metadata.get("overload")]
+            bodies = [d for d in drafts if not d.metadata.get("overload")]
+            if not stubs or len(bodies) != 1:
+                continue
+            renames[bodies[0].identifier] = plain
+            for number, stub in enumerate(stubs, start=1):
+                renames[stub.identifier] = f"{plain}#overload{number}"
+        if not renames:
+            return
+        for draft in self.drafts:
+            new = renames.get(draft.identifier)
+            if new is not None:
+                draft.identifier = new
+                continue
+            # descendants of a renamed definition follow it (their identifiers extend the owner's)
+            for old, renamed in renames.items():
+                if draft.identifier.startswith(old + "."):
+                    draft.identifier = renamed + draft.identifier[len(old):]
+                    if draft.namespace is not None and draft.namespace.startswith(old):
+                        draft.namespace = renamed + draft.namespace[len(old):]
+                    break
 
     def _unique(self, identifier: str, unit_type: str) -> str:
         key = (identifier, unit_type)
@@ -244,6 +278,8 @@ class _Extractor:
                 draft.refs.append(_Ref("decorator", chain))
                 if not is_class and chain[-1] in _METHOD_KINDS:
                     draft.metadata["kind"] = _METHOD_KINDS[chain[-1]]
+                if not is_class and chain[-1] == "overload":
+                    draft.metadata["overload"] = True
         if is_class:
             self._bases(definition, draft)
             draft.metadata["dataclass"] = any(
