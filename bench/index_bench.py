@@ -268,7 +268,7 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
     warmed on its first file before timing.
     """
     from woods.discovery import discover
-    from woods.extract import base, extract_file, language_for
+    from woods.extract import SHEBANG_BYTES, base, extract_file, language_for
     from woods.extract.layout import RepositoryLayout
 
     root = Path(args.repo)
@@ -277,13 +277,13 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
     layout = RepositoryLayout.from_paths(item.path for item in found.files)
     files: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
     for item in found.files:
-        lang = language_for(item.path)
-        if lang is None:
-            continue
         try:
-            files[lang].append((item.path, (root / item.path).read_bytes()))
+            data = (root / item.path).read_bytes()
         except OSError:
             continue
+        lang = language_for(item.path, data[:SHEBANG_BYTES])  # extension-less scripts: by their `#!`
+        if lang is not None:
+            files[lang].append((item.path, data))
 
     per_language: dict[str, Any] = {}
     failures: dict[str, list[str]] = defaultdict(list)

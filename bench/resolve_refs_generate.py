@@ -52,28 +52,32 @@ DEFAULT_SEED = 14  # the issue number: any fixed value makes the set reproducibl
 DEFAULT_PER_LANGUAGE = 30  # 30 definitions x 4 references x ~7 languages: ~800 references, minutes to run
 # Roles a reference does not mean unless it says so (issue 14, kind 3).
 NON_LIBRARY = frozenset({TEST, EXAMPLE, FIXTURE})
-# Types that are files rather than definitions in these languages (a Ruby `module` is a definition).
-FILE_MODULE_LANGUAGES = frozenset({"python", "javascript", "typescript", "rust", "go", "java"})
+# Languages whose `module` units are definitions (Ruby `module`, Elixir `defmodule`); elsewhere a module is a file.
+DEFINITION_MODULE_LANGUAGES = frozenset({"ruby", "elixir"})
 _SPLIT = re.compile(r"::|[#./:]")
 _DEDUP = re.compile(r"#\d+\Z")
+_ARITY = re.compile(r"/\d+\Z")  # Elixir `Mod.fun/2`
 
 # Unit type -> the English word a person uses for it.
 KIND_WORD = {
     "class": "class", "struct": "struct", "interface": "interface", "trait": "trait", "enum": "enum",
     "type": "type", "type_alias": "type", "module": "module", "method": "method", "function": "function",
-    "model": "class", "controller": "class",
+    "model": "class", "controller": "class", "object": "class", "union": "struct", "data": "type",
+    "newtype": "type", "protocol": "interface", "macro": "macro",
 }
 # English word -> unit types it covers (the truth side of the phrasings).
 WORD_TYPES = {
-    "class": {"class", "struct", "model", "controller", "interface", "trait", "enum", "type", "type_alias"},
+    "class": {"class", "struct", "model", "controller", "interface", "trait", "enum", "type", "type_alias", "object",
+              "union", "data", "newtype", "protocol", "record"},
     "struct": {"struct", "class", "type"},
-    "interface": {"interface", "trait", "type"},
+    "interface": {"interface", "trait", "protocol", "type"},
     "trait": {"trait", "interface"},
     "enum": {"enum", "type"},
     "type": {"type", "type_alias", "struct", "interface", "enum", "class"},
     "module": {"module"},
-    "method": {"method", "function"},
-    "function": {"function", "method"},
+    "method": {"method", "function", "macro", "callback"},
+    "function": {"function", "method", "macro", "callback"},
+    "macro": {"macro", "function", "method", "callback"},
 }
 
 
@@ -102,7 +106,7 @@ class Row:
 
 
 def segments_of(identifier: str) -> list[str]:
-    bare = _DEDUP.sub("", identifier).split("(", 1)[0]
+    bare = _ARITY.sub("", _DEDUP.sub("", identifier)).split("(", 1)[0]
     return [s for s in _SPLIT.split(bare) if s]
 
 
@@ -122,7 +126,7 @@ def load_rows(store: Path, repo: str) -> list[Row]:
 def is_definition(row: Row, parents: dict[str, str]) -> bool:
     if row.type not in KIND_WORD or not row.library or _DEDUP.search(row.identifier):
         return False
-    if row.type == "module" and row.language in FILE_MODULE_LANGUAGES:
+    if row.type == "module" and row.language not in DEFINITION_MODULE_LANGUAGES:
         return False
     bare = row.bare
     if not bare or bare.startswith("_") or not bare[0].isalpha() or len(bare) < 3:

@@ -11,10 +11,11 @@ Stages, in order; the first that decides returns:
 1. passthrough (confidence 1.0) — a storage key exactly as stored, a typed key, a chunk id
    (`X#chunk_3` → `X`), `path:line` (the innermost unit containing the line), `path` (the file's
    top-level unit) or an 8+ hex prefix of a unit's stable id. A passthrough-*shaped* reference
-   that names nothing is `not_found`; it never falls through to the fuzzy stages.
+   that names nothing is `not_found`; it never falls through to the fuzzy stages — except a bare
+   document-kind file name (`response.json`, `self.cfg`), which is as likely a member spelling.
 1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids.
 2. exact (0.98) — the identifier, case-sensitive, in any language's member spelling
-   (`Foo#bar`, `Foo.bar`, `Foo::bar`).
+   (`Foo#bar`, `Foo.bar`, `Foo::bar`; an Elixir `Mod.fun` names `Mod.fun/2`).
 3. normalized (0.9) — case-, `_`/`-`- and camel-case-insensitive, full name first, then a
    qualified suffix or the last segment, then members inherited through superclass and mixin
    edges, then names re-exported by a package (import edges of `pkg/__init__.py`, JS/TS
@@ -45,6 +46,7 @@ bad input raises `InputError` before any lookup.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import os
@@ -57,17 +59,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
+from woods import limits
 from woods.errors import InputError
-from woods.extract import language_for
+from woods.extract import is_document, language_for
 from woods.paths import EXAMPLE, FIXTURE, TEST, identifier_roles, path_roles, roles_asked_for
 from woods.resolve_parse import ContainerKind, StructuredRef, kind_types, parse_reference
 from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
 
-# Same bound as a retrieval query: no real reference is longer, and it fails fast on pasted files.
-MAX_REF_BYTES = 8192
-# An agent reads a list this long at a glance; beyond it the reference is simply too vague.
-MAX_CANDIDATES = 20
-DEFAULT_LIMIT = 5
+# The bounds every interface shares live in woods.limits (rationale there).
+MAX_REF_BYTES = limits.MAX_REF_BYTES
+MAX_CANDIDATES = limits.RESOLVE_MAX_CANDIDATES
+DEFAULT_LIMIT = limits.RESOLVE_DEFAULT_LIMIT
 # The search leg looks this deep whatever the caller's limit, so the lead/runner-up comparison
 # sees the real runner-up rather than an artefact of a short list.
 SEARCH_MIN_DEPTH = 20
@@ -114,6 +116,8 @@ _SPLIT = re.compile(r"::|[#./:]")
 # over a whole identifier treats every segment alike.
 _INNER_JOINER = re.compile(r"(?<=[^\W_])[_-]+(?=[^\W_])")
 _DEDUP_SUFFIX = re.compile(r"#\d+\Z")  # extractors' `#2`, `#3` for a repeated (identifier, type)
+# Elixir's `/arity` (`Plug.Conn.send_resp/3`): `Plug.Conn.send_resp` and `send_resp` name it too.
+_ARITY_SUFFIX = re.compile(r"/[0-9]+\Z")
 _PATH_LINE = re.compile(r"\A(?P<path>.+?):(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?\Z")
 _HEX = re.compile(r"\A[0-9a-fA-F]{8,64}\Z")
 _DIGIT = re.compile(r"[0-9]")
@@ -182,6 +186,9 @@ class ResolveOutcome:
     confidence: float | None = None
     candidates: tuple[Candidate, ...] = ()
     warnings: tuple[str, ...] = ()
+    # True when the resolved unit's file changed on disk since indexing (set by `woods.api.Index`,
+    # which checks freshness; `resolve` itself never touches the repository).
+    stale: bool = False
     alternatives: tuple[Candidate, ...] = ()
 
     @property
@@ -199,6 +206,8 @@ class ResolveOutcome:
         if self.alternatives:  # additive: schema_version 1 readers that ignore unknown keys keep working
             data["alternatives"] = [c.to_dict() for c in self.alternatives]
         data["warnings"] = list(self.warnings)
+        if self.stale:
+            data["stale"] = True
         return data
 
     def format_human(self) -> str:
@@ -258,9 +267,19 @@ def normalize_segment(segment: str) -> str:
     return _INNER_JOINER.sub("", segment.split("(", 1)[0].lower())
 
 
+def without_arity(identifier: str) -> str:
+    """`Mod.fun/2` → `Mod.fun`: an arity after a dotted last path segment (Elixir's notation) is
+    not part of the name; a path such as `src/errors/404` keeps its last segment."""
+    match = _ARITY_SUFFIX.search(identifier)
+    if match is None or "." not in identifier[: match.start()].rpartition("/")[2]:
+        return identifier
+    return identifier[: match.start()]
+
+
 def normalized_segments(identifier: str) -> tuple[str, ...]:
-    """The normalised segments of an identifier, the extractors' `#2` duplicate marker dropped."""
-    bare = _DEDUP_SUFFIX.sub("", identifier)
+    """The normalised segments of an identifier, the extractors' `#2` duplicate marker and an
+    Elixir `/arity` dropped."""
+    bare = without_arity(_DEDUP_SUFFIX.sub("", identifier))
     if "(" not in bare:  # fast path (nearly every identifier): whole-string lower, sub and split
         return tuple(filter(None, _SPLIT.split(_INNER_JOINER.sub("", bare.lower()))))
     return tuple(filter(None, (normalize_segment(s) for s in split_segments(bare))))
@@ -478,7 +497,7 @@ def _resolved(entry: NameEntry, method: ResolveMethod, confidence: float, altern
 def plain_segments(identifier: str) -> tuple[str, ...]:
     """The segments as spelled, without the `#2` duplicate marker or a parameter list (`Inv#post(int)`
     → (Inv, post)): what "exact spelling" compares."""
-    return tuple(s.split("(", 1)[0] for s in split_segments(_DEDUP_SUFFIX.sub("", identifier)))
+    return tuple(s.split("(", 1)[0] for s in split_segments(without_arity(_DEDUP_SUFFIX.sub("", identifier))))
 
 
 def _spelled(entries: Iterable[NameEntry], segments: tuple[str, ...]) -> list[NameEntry]:
@@ -592,12 +611,25 @@ class _Context:
 
 
 def looks_like_path(text: str) -> bool:
-    """A file path of an indexed language (`app/models/user.rb`, `user.rb`, `Gemfile`).
+    """A file path of an indexed language or document kind (`app/models/user.rb`, `user.rb`,
+    `Gemfile`, `README.md`). A document-shaped name that names no indexed file is not decisive
+    (`response.json` may be a member): the later stages get it.
 
     Whitespace rules it out: `explain user.rb` is a question for search, not a path."""
     if "#" in text or any(c.isspace() for c in text):
         return False
     return language_for(text) is not None
+
+
+def _is_indexed_file(ctx: _Context, text: str) -> bool:
+    """`text` is the exact path of an indexed file: an extension-less script (`bin/deploy`, known
+    by its `#!` line) has no extension for `looks_like_path` to go by."""
+    if "#" in text or any(c.isspace() for c in text):
+        return False
+    files = ctx.names.files
+    path = _relative_path(ctx, text)
+    index = bisect.bisect_left(files, path)
+    return index < len(files) and files[index] == path
 
 
 def _relative_path(ctx: _Context, text: str) -> str:
@@ -683,10 +715,13 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
     if text.startswith(TYPED_KEY_PREFIX) or CHUNK_SUFFIX.search(text):
         return _decide(ResolveMethod.PASSTHROUGH, _key_or_identifier(ctx, strip_chunk(text)), CONFIDENCE_PASSTHROUGH)
     match = _PATH_LINE.match(text)
-    if match and looks_like_path(match["path"]):
+    if match and (looks_like_path(match["path"]) or _is_indexed_file(ctx, match["path"])):
         return _path_stage(ctx, match["path"], int(match["line"]))
     if looks_like_path(text):
-        return _path_stage(ctx, text, None)
+        outcome = _path_stage(ctx, text, None)
+        if outcome.status is ResolveStatus.NOT_FOUND and is_document(language_for(text) or ""):
+            return None  # `response.json`, `self.cfg`: as likely a member as a file that is not there
+        return outcome
     # Hex made only of letters (`deadbeef`, `acceded`-like words) may be a name: it is an id only
     # when it names one, and a miss falls through to the name stages like any other word.
     if _HEX.match(text):
@@ -700,7 +735,7 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
 
 
 def _last_segment_forms(identifier: str) -> set[str]:
-    segments = split_segments(_DEDUP_SUFFIX.sub("", identifier))
+    segments = split_segments(without_arity(_DEDUP_SUFFIX.sub("", identifier)))
     if not segments:
         return set()
     return {segments[-1], segments[-1].split("(", 1)[0]}
@@ -734,7 +769,10 @@ def _exact_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
     segments = split_segments(text)
     wanted = normalized_segments(text)
     if not found and segments and wanted:
-        found = ctx.keep(e for e in names.by_last.get(wanted[-1], ()) if split_segments(e.identifier) == segments)
+        found = ctx.keep(
+            e for e in names.by_last.get(wanted[-1], ())
+            if split_segments(e.identifier) == segments or split_segments(without_arity(e.identifier)) == segments
+        )
     if not found:
         return None
     if ctx.prefer_library and all(_is_set_aside(e) for e in found):
@@ -1101,7 +1139,7 @@ class _CosineFloorStores:
 
 
 # The assembler's context is thrown away here; a small budget keeps that wasted work small.
-_SEARCH_BUDGET = 256
+_SEARCH_BUDGET = limits.DISCARDED_CONTEXT_BUDGET
 
 
 def make_searcher(

@@ -48,20 +48,25 @@ MODULE = "module"
 KIND_WORDS: dict[str, str] = {
     "method": CALLABLE, "methods": CALLABLE, "function": CALLABLE, "functions": CALLABLE, "func": CALLABLE,
     "fn": CALLABLE, "def": CALLABLE, "procedure": CALLABLE, "action": CALLABLE, "callback": CALLABLE,
+    "macro": CALLABLE,
     "class": CLASS_LIKE, "classes": CLASS_LIKE, "struct": "struct", "interface": "interface",
     "protocol": "interface", "trait": "trait", "enum": "enum", "type": CLASS_LIKE, "record": CLASS_LIKE,
     "model": CLASS_LIKE, "controller": CLASS_LIKE, "object": CLASS_LIKE, "constant": "constant",
     "const": "constant", "module": MODULE, "mod": MODULE, "package": MODULE, "namespace": MODULE,
     "concern": MODULE, "mixin": MODULE, "route": "route", "task": "rake_task", "table": "database_table",
 }
-# Unit types that are not class-like (callables, modules and the Rails non-class units).
-_NOT_CLASS_LIKE = frozenset({"method", "function", "module", "route", "rake_task", "database_table", "concern"})
+_CALLABLE_TYPES = frozenset({"method", "function", "macro", "callback"})
+# Unit types that are not class-like: callables, modules, documents, tests, implementation blocks
+# (Rust `impl`, Haskell `instance`) and the Rails non-class units.
+_NOT_CLASS_LIKE = _CALLABLE_TYPES | frozenset(
+    {"module", "route", "rake_task", "database_table", "concern", "document", "test", "impl", "instance"}
+)
 # Families that name one or a few specific types.
 _FAMILY_TYPES: dict[str, frozenset[str]] = {
-    CALLABLE: frozenset({"method", "function"}),
+    CALLABLE: _CALLABLE_TYPES,
     MODULE: frozenset({"module", "concern"}),
     "struct": frozenset({"struct", "class", "type"}),
-    "interface": frozenset({"interface", "trait", "type"}),
+    "interface": frozenset({"interface", "trait", "protocol", "type"}),
     "trait": frozenset({"trait", "interface"}),
     "enum": frozenset({"enum", "type"}),
     "route": frozenset({"route"}),

@@ -186,7 +186,8 @@ def _index_locked(
         for row in rows
     }
 
-    # go.mod is not source (discovery skips it); look where Go modules conventionally live.
+    # Module paths come from go.mod where Go modules conventionally live (the root and one level
+    # down), whether or not discovery indexed it as a document.
     go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
     aliases = go_module_aliases(root, go_mods)
     provider = provider_factory()  # cheap: models load on the first text to embed

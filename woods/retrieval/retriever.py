@@ -18,7 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from woods import limits
 from woods.errors import WoodsError
+from woods.limits import DEFAULT_PROFILE, PROFILES
 from woods.retrieval.assembler import DEFAULT_BUDGET, DEFAULT_CHARS_PER_TOKEN, ContextAssembler
 from woods.retrieval.candidates import (
     AppliedScope,
@@ -45,16 +47,11 @@ from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
 from woods.store.identity import public_identifier, strip_chunk
 from woods.store.metadata import UnitSummary
 
-MAX_QUERY_BYTES = 8 * 1024  # covers any natural-language query; fails fast instead of a provider 400
+MAX_QUERY_BYTES = limits.MAX_QUERY_BYTES  # the bound every interface shares (rationale in woods.limits)
 DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically dominates real code
 # Types the structural banner counts, in this order (#105).
 STRUCTURAL_TYPES = ("model", "controller", "service", "job", "mailer", "component", "graphql")
 MODES = ("semantic", "lexical")
-# Ranking profiles: "code" (the default: code search, woods.retrieval.code_search) ranks best on
-# real repositories; "ruby" reproduces the Ruby gem woods 2.0 (classifier-routed strategies, its
-# RRF ranker and keyword semantics) and is what the parity bench measures.
-PROFILES = ("code", "ruby")
-DEFAULT_PROFILE = "code"
 # Strategies the code profile answers with code search, and the mode each maps to; graph and direct
 # are structural lookups and keep the Ruby executor in every profile.
 CODE_SEARCH_MODES = {None: "hybrid", "hybrid": "hybrid", "vector": "vector", "keyword": "lexical", "lexical": "lexical"}
@@ -68,7 +65,7 @@ _KNOWN_UNIT_TYPES_TEXT = """model controller service component view_component jo
     action_cable_channel scheduled_job rake_task state_machine event decorator database_view
     caching factory test_mapping rails_source gem_source poro lib package database_table
     external_consumer module class method function interface struct enum trait impl type
-    type_alias constant variable namespace record annotation object file"""
+    type_alias constant variable namespace record annotation object file document"""
 KNOWN_UNIT_TYPES = frozenset(_KNOWN_UNIT_TYPES_TEXT.split())
 TYPE_RANK_HEADER = "| Type | Source | Rank in unfiltered top-K | Global K | Total in index |"
 TYPE_RANK_RULE = "|------|--------|--------------------------|----------|----------------|"
