@@ -45,7 +45,7 @@ from pathlib import Path, PurePosixPath
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from woods.paths import EXAMPLE, FIXTURE, TEST, path_roles  # noqa: E402
+from woods.paths import EXAMPLE, FIXTURE, TEST, identifier_roles, path_roles  # noqa: E402
 
 OUT = REPO / "bench" / "resolve_refs.json"
 DEFAULT_SEED = 14  # the issue number: any fixed value makes the set reproducible
@@ -102,7 +102,12 @@ class Row:
 
     @property
     def library(self) -> bool:
-        return not (set(path_roles(self.file_path)) & NON_LIBRARY) and "tests" not in segments_of(self.identifier)
+        # woods.paths' rules (shared with ranking), plus test units themselves (Zig `test "x"`).
+        return (
+            self.type != "test"
+            and not (set(path_roles(self.file_path)) & NON_LIBRARY)
+            and not identifier_roles(segments_of(self.identifier))
+        )
 
 
 def segments_of(identifier: str) -> list[str]:

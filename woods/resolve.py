@@ -507,8 +507,13 @@ def _spelled(entries: Iterable[NameEntry], segments: tuple[str, ...]) -> list[Na
 
 
 def _is_set_aside(entry: NameEntry) -> bool:
-    """Test, example or fixture code (by path or by an enclosing `tests` namespace)."""
-    return bool(set(path_roles(entry.file_path)) & SET_ASIDE_ROLES) or bool(identifier_roles(entry.normalized))
+    """Test, example or fixture code: by path, by an enclosing `tests` namespace, or a test unit
+    itself (Zig `test "name"`, ExUnit and bats tests)."""
+    return (
+        entry.type == TEST
+        or bool(set(path_roles(entry.file_path)) & SET_ASIDE_ROLES)
+        or bool(identifier_roles(entry.normalized))
+    )
 
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -953,18 +958,25 @@ def _contains(segments: tuple[str, ...], part: tuple[str, ...]) -> bool:
     return any(segments[i : i + size] == part for i in range(len(segments) - size + 1))
 
 
-def _module_files(ctx: _Context, module: tuple[str, ...]) -> set[str]:
+def _module_files(ctx: _Context, module: tuple[str, ...], spelled: tuple[str, ...] | None) -> set[str]:
     """Files of the module units the normalised `module` names: its full or suffix spelling, or a
-    suffix of it (`fastapi.encoders` is the module `encoders` of an index rooted in `fastapi/`)."""
-    files = {e.file_path for e in _modules_named(ctx, module)}
+    suffix of it (`fastapi.encoders` is the module `encoders` of an index rooted in `fastapi/`).
+    With `spelled`, only modules whose last segment is spelled exactly so."""
+    modules = list(_modules_named(ctx, module))
     for start in range(1, len(module)):
         full, _suffix = _suffix_matches(ctx.names, module[start:])
-        files.update(e.file_path for e in full if e.type == "module")
-    return files
+        modules.extend(e for e in full if e.type == "module")
+    if spelled is not None:
+        modules = [m for m in modules if plain_segments(m.identifier)[-1:] == spelled[-1:]]
+    return {m.file_path for m in modules}
 
 
-def _in_module(ctx: _Context, entries: Sequence[NameEntry], module: tuple[str, ...]) -> list[NameEntry]:
-    files = _module_files(ctx, module)
+def _in_module(
+    ctx: _Context, entries: Sequence[NameEntry], module: tuple[str, ...], spelled: tuple[str, ...] | None
+) -> list[NameEntry]:
+    files = _module_files(ctx, module, spelled)
+    if spelled is not None:
+        return [e for e in entries if e.file_path in files or _contains(plain_segments(e.identifier)[:-1], spelled)]
     return [e for e in entries if e.file_path in files or _contains(e.normalized[:-1], module)]
 
 
@@ -997,13 +1009,21 @@ def _phrase_candidates(ctx: _Context, ref: StructuredRef) -> list[NameEntry]:
     elif kind is ContainerKind.FILE:
         return []
     else:
-        found = []
-        if kind in (ContainerKind.OWNER, ContainerKind.ANY):
-            found = _owner_matches(entries, container)
-            if not found:  # a member the owner inherits from a base class or a mixin
-                found = [e for e in _inherited(ctx, container + name) if e in entries]
-        if not found and kind in (ContainerKind.MODULE, ContainerKind.ANY):
-            found = _in_module(ctx, entries, container)
+        # The container as spelled first (`async_job` is the module, not the class `AsyncJob`),
+        # then case-folded; an owning class before a module at each step.
+        spelled = plain_segments(ref.container)
+        as_owner = kind in (ContainerKind.OWNER, ContainerKind.ANY)
+        as_module = kind in (ContainerKind.MODULE, ContainerKind.ANY)
+        folded_owner = _owner_matches(entries, container) if as_owner else []
+        found = [e for e in folded_owner if plain_segments(e.identifier)[-len(spelled) - 1 : -1] == spelled]
+        if not found and as_module:
+            found = _in_module(ctx, entries, container, spelled)
+        if not found:
+            found = folded_owner
+        if not found and as_owner:  # a member the owner inherits from a base class or a mixin
+            found = [e for e in _inherited(ctx, container + name) if e in entries]
+        if not found and as_module:
+            found = _in_module(ctx, entries, container, None)
             modules.update(e.identifier for e in _modules_named(ctx, container))
     if not found:  # a name the module (or the file's module) re-exports from where it is defined
         for module in sorted(modules):
