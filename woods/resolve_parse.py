@@ -55,7 +55,7 @@ KIND_WORDS: dict[str, str] = {
     "const": "constant", "module": MODULE, "mod": MODULE, "package": MODULE, "namespace": MODULE,
     "concern": MODULE, "mixin": MODULE, "route": "route", "task": "rake_task", "table": "database_table",
 }
-_CALLABLE_TYPES = frozenset({"method", "function", "macro", "callback"})
+_CALLABLE_TYPES = frozenset({"method", "function", "macro", "callback", "constructor"})
 # Unit types that are not class-like: callables, modules, documents, tests, implementation blocks
 # (Rust `impl`, Haskell `instance`) and the Rails non-class units.
 _NOT_CLASS_LIKE = _CALLABLE_TYPES | frozenset(
@@ -94,6 +94,8 @@ _NAME = re.compile(r"\A[A-Za-z_$][\w$]*(?:(?:::|[#./:])[A-Za-z_$][\w$]*)*[!?=]?\
 # A file path: words joined by `/` (`lib/x`); a dotted word is a file only when its extension is
 # an indexed language's (`client_reqrep.py`), otherwise a module (`fastapi.encoders`).
 _FILE = re.compile(r"\A[\w.-]+(?:/[\w.-]+)+\Z")
+# A container may also be a module or file stem with dashes (`json-schema-processors`).
+_CONTAINER_NAME = re.compile(r"\A[A-Za-z_$][\w$-]*(?:(?:::|[#./:])[\w$-]+)*\Z")
 _POSSESSIVE = re.compile(r"\A(?P<container>\S+?)(?:'s|’s|'|’)\Z")
 _TRIM = "`\"'“”‘’"
 
@@ -154,7 +156,7 @@ def _container(words: list[str], default: ContainerKind) -> tuple[str, Container
     name = _clean(words[0])
     if (_FILE.match(name) or language_for(name) is not None) and (kind is ContainerKind.ANY or kind is ContainerKind.FILE):
         return name, ContainerKind.FILE
-    if not _is_name(name):
+    if not (_is_name(name) or _CONTAINER_NAME.match(name)):
         return None
     return name, kind
 
