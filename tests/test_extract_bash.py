@@ -50,7 +50,7 @@ def test_language_for_uses_the_head_only_for_extension_less_names() -> None:
     assert language_for("bin/tool") is None
     assert language_for("bin/tool", b"#!/bin/bash\n") == "bash"
     assert language_for("bin/tool.py", b"#!/bin/bash\n") == "python"  # the extension decides
-    assert language_for("notes.txt", b"#!/bin/bash\n") is None
+    assert language_for("notes.txt", b"#!/bin/bash\n") == "text"  # the extension decides: a text document
     assert extract_file("bin/backup", (ROOT / "bin/backup").read_bytes()).language == "bash"
 
 
@@ -63,7 +63,8 @@ def test_discovery_detects_executables_by_their_shebang(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")  # never opened: opening a FIFO blocks
     result = discover(tmp_path, max_file_bytes=1000)
     assert [(f.path, f.language) for f in result.files] == [("bin/deploy", "bash")]
-    assert result.skipped == {"unsupported": 4}  # tool NOTES big pipe: as without shebang detection
+    # tool and NOTES are no shell scripts; the big file and the FIFO are reported as what they are
+    assert result.skipped == {"unsupported": 2, "too_large": 1, "special_file": 1}
     assert discover(ROOT).languages == {"bash": 4}
 
 
