@@ -84,6 +84,16 @@ def path_roles(path: str) -> tuple[str, ...]:
     return tuple(role for role in ROLES if role in roles)
 
 
+# Namespace segments that hold tests inside library files (Rust's `mod tests` next to the code,
+# Elixir/Go-style `test` namespaces): a unit under one is test code whatever its file.
+TEST_NAMESPACES = frozenset({"test", "tests"})
+
+
+def identifier_roles(segments: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The roles an identifier's enclosing segments give it (`crate::x::tests::helper` is a test)."""
+    return (TEST,) if any(s.lower() in TEST_NAMESPACES for s in segments[:-1]) else ()
+
+
 def is_library_path(path: str) -> bool:
     """True for ordinary library/application code (none of the roles above)."""
     return not path_roles(path)

@@ -53,6 +53,7 @@ def detect_package_dirs(paths: Iterable[str]) -> frozenset[str]:
 
 # Bump whenever an extractor's output changes for the same input (new unit types, identifiers, edges):
 # cached extractions of an older format are then not reused.
+# 3: Python package re-exports keep the imported name; @overload stubs yield the name to the implementation.
 EXTRACTION_FORMAT = 3
 
 

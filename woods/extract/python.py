@@ -109,7 +109,10 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
     """The absolute dotted name of `from <level dots><name> import …` inside `module`."""
     if level == 0:
         return name
-    package = module.split(".") if is_package else module.split(".")[:-1]
+    if is_package and module == "__init__":  # the repository root is the package: `.x` is `x`
+        package: list[str] = []
+    else:
+        package = module.split(".") if is_package else module.split(".")[:-1]
     keep = max(0, len(package) - (level - 1))
     parts = package[:keep] + ([name] if name else [])
     return ".".join(p for p in parts if p)
@@ -338,8 +341,8 @@ class _Extractor:
         if module_node.type == "relative_import":
             prefix = next((c for c in module_node.children if c.type == "import_prefix"), None)
             level = base.text(prefix, self.source).count(".") if prefix is not None else 0
-            dotted = next((c for c in module_node.children if c.type == "dotted_name"), None)
-            absolute = resolve_relative(self.module, self.is_package, level, base.text(dotted, self.source))
+            dotted_node = next((c for c in module_node.children if c.type == "dotted_name"), None)
+            absolute = resolve_relative(self.module, self.is_package, level, base.text(dotted_node, self.source))
         else:
             absolute = base.text(module_node, self.source)
         if absolute == "__future__":
@@ -358,7 +361,11 @@ class _Extractor:
                 local = imported.split(".")[0]
             full = f"{absolute}.{imported}" if absolute else imported
             self.bindings[local] = full
-            lookup = (full, absolute) if absolute else (full,)
+            # A package's `__init__` re-exports what it imports: the edge keeps the imported name
+            # (`pkg.services.PostingService`, even when `pkg.services` itself re-exports it) instead
+            # of falling back to the module, so `resolve` can follow the chain to the definition.
+            reexport = self.is_package and owner.parent is None and local == imported.split(".")[-1]
+            lookup = (full, absolute) if absolute and not reexport else (full,)
             owner.refs.append(_Ref("import", kind="import", target=full, lookup=lookup))
 
     # -- resolving -------------------------------------------------------------------------
