@@ -180,7 +180,7 @@ def docs_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (root / "package-lock.json").write_text("{}\n")
-    result = run_cli("index", str(root), "--embedder", "fake", "--json")
+    result = index_with_fake(root, "--json")
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)["summary"]
     assert summary["files_by_language"] == {"markdown": 1, "python": 1, "yaml": 1}

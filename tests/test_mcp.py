@@ -362,17 +362,17 @@ def test_reindex_reports_what_happened_and_checks_the_files_it_was_told_about(tm
 
     root = tmp_path / "repo"
     root.mkdir()
-    (root / "README.md").write_text("not code woods indexes\n")
+    (root / "logo.svg").write_text("<svg/>\n")  # a file woods does not index
     # No index yet: a session started with the repository root builds it on `reindex`.
     tools = WoodsTools(root / ".woods", root=root, provider_factory=FakeEmbeddingProvider)
     try:
         _text, degraded, is_error = tools.call("search", {"query": "invoice"})
         assert is_error and degraded["error"]["code"] == "degraded_index"
         write_files(root, SAMPLE_REPO)
-        _text, first, is_error = tools.call("reindex", {"changed_files": ["lib/report.py", "README.md"]})
+        _text, first, is_error = tools.call("reindex", {"changed_files": ["lib/report.py", "logo.svg"]})
         assert not is_error, first
         assert (first["mode"], first["previous_generation"]) == ("full", None)
-        assert first["changed_files_status"] == {"README.md": "not_indexed", "lib/report.py": "changed"}
+        assert first["changed_files_status"] == {"logo.svg": "not_indexed", "lib/report.py": "changed"}
 
         _text, same, _ = tools.call("reindex", {"changed_files": ["lib/report.py"]})
         assert same["mode"] == "up_to_date" and same["generation"] == first["generation"]
