@@ -216,5 +216,6 @@ def test_resolve_names_documents_and_their_sections(docs_repo, ref, identifier, 
 
 def test_a_document_shaped_name_that_is_no_file_falls_through_to_names(docs_repo):
     result = run_cli("resolve", "missing.json", "--path", str(docs_repo), "--json")
+    assert result.code == 3
     payload = json.loads(result.stdout)
     assert payload["status"] == "not_found" and payload["method"] != "passthrough"
