@@ -117,11 +117,19 @@ def syntax_warnings(tree: Tree, file_path: str, limit: int = 3) -> tuple[str, ..
     if not root.has_error:
         return ()
     positions: list[str] = []
-    for node in walk(root):
+    # Pre-order like `walk`, but only into subtrees that hold an error: a file with one late
+    # error costs a path to it, not a walk over every node.
+    stack = [root]
+    while stack:
+        node = stack.pop()
         if node.is_error or node.is_missing:
             positions.append(f"{node.start_point[0] + 1}:{node.start_point[1] + 1}")
             if len(positions) >= limit:
                 break
+        if node.is_error:  # inside an ERROR node, `has_error` is not reliable: look at everything
+            stack.extend(reversed(node.children))
+        else:
+            stack.extend(c for c in reversed(node.children) if c.has_error or c.is_error or c.is_missing)
     where = ", ".join(positions) if positions else "unknown position"
     return (f"{file_path}: syntax errors (at {where}); extracted what parses",)
 
