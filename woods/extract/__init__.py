@@ -34,6 +34,19 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".go": "go",
     ".java": "java",
     ".rs": "rust",
+    ".c": "c",
+    ".h": "c",  # C or C++ by content: woods/extract/c.py decides per file
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".h++": "cpp",
+    ".ipp": "cpp",
+    ".tpp": "cpp",
+    ".inl": "cpp",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -47,6 +60,8 @@ _MODULES: dict[str, str] = {
     "go": "woods.extract.go",
     "java": "woods.extract.java",
     "rust": "woods.extract.rust",
+    "c": "woods.extract.c",
+    "cpp": "woods.extract.cpp",
 }
 
 
