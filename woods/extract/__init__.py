@@ -47,6 +47,7 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".ipp": "cpp",
     ".tpp": "cpp",
     ".inl": "cpp",
+    ".cs": "csharp",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -62,6 +63,7 @@ _MODULES: dict[str, str] = {
     "rust": "woods.extract.rust",
     "c": "woods.extract.c",
     "cpp": "woods.extract.cpp",
+    "csharp": "woods.extract.csharp",
 }
 
 
