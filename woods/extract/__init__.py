@@ -48,6 +48,8 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".tpp": "cpp",
     ".inl": "cpp",
     ".cs": "csharp",
+    ".php": "php",
+    ".phtml": "php",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -64,6 +66,7 @@ _MODULES: dict[str, str] = {
     "c": "woods.extract.c",
     "cpp": "woods.extract.cpp",
     "csharp": "woods.extract.csharp",
+    "php": "woods.extract.php",
 }
 
 
