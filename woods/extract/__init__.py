@@ -50,6 +50,8 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".cs": "csharp",
     ".php": "php",
     ".phtml": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -67,6 +69,7 @@ _MODULES: dict[str, str] = {
     "cpp": "woods.extract.cpp",
     "csharp": "woods.extract.csharp",
     "php": "woods.extract.php",
+    "kotlin": "woods.extract.kotlin",
 }
 
 
