@@ -52,6 +52,7 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".phtml": "php",
     ".kt": "kotlin",
     ".kts": "kotlin",
+    ".swift": "swift",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 
@@ -70,6 +71,7 @@ _MODULES: dict[str, str] = {
     "csharp": "woods.extract.csharp",
     "php": "woods.extract.php",
     "kotlin": "woods.extract.kotlin",
+    "swift": "woods.extract.swift",
 }
 
 
