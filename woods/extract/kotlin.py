@@ -49,10 +49,25 @@ _BUILTINS = frozenset(
         "Suppress", "JvmStatic", "JvmField", "JvmName", "JvmOverloads", "Deprecated", "PublishedApi",
     }
 )
+# Unit types that can have supertypes (their references skip what is already a supertype edge).
+_TYPE_UNITS = frozenset({"class", "interface", "enum", "object"})
+# Children that are a declaration's body (its signature stops there).
+_BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
 _REFERENCES = """
 (call_expression . [(identifier) (navigation_expression)] @call)
 (user_type) @type
 """
+
+
+@dataclass(slots=True)
+class _Head:
+    """What a declaration's children around its name say (see `_Extractor._head`)."""
+
+    modifiers: list[str]
+    annotations: list[str]
+    type_params: frozenset[str]
+    receiver: Node | None = None
+    body: Node | None = None
 
 
 @dataclass(slots=True)
@@ -132,12 +147,13 @@ class _Extractor:
             if key in seen:
                 continue
             seen.add(key)
-            if name == "type":
-                segments = tuple(base.text(c, self.source) for c in node.named_children if c.type == "identifier")
-                if segments:
+            if name == "type":  # `a.b.Name<Args>`: read from the text, cheaper than its child nodes
+                spelled = key[2].decode("utf-8", "replace").partition("<")[0]
+                segments = tuple(part.strip() for part in spelled.split("."))
+                if all(segments):
                     draft.refs.append(("type", segments))
             elif node.type == "identifier":
-                called = base.text(node, self.source)
+                called = key[2].decode("utf-8", "replace")
                 draft.refs.append(("type" if called[:1].isupper() else "call", (called,)))
             else:
                 parts = node.named_children
@@ -171,51 +187,54 @@ class _Extractor:
             self.bindings[local] = path
         self.imports.append(Dependency(path, "import", lookup=(path,)))
 
-    def _modifiers(self, node: Node) -> tuple[list[str], list[str]]:
-        modifiers = next((c for c in node.children if c.type == "modifiers"), None)
-        words: list[str] = []
-        annotations: list[str] = []
-        for child in modifiers.named_children if modifiers is not None else ():
-            if child.type == "annotation":
-                annotations.append(base.one_line(base.text(child, self.source)).lstrip("@"))
-            else:
-                words.append(base.text(child, self.source))
-        return words, annotations
+    def _head(self, node: Node) -> _Head:
+        """Modifiers, annotations, type parameters, the extension receiver and the body of a
+        declaration, in one pass over its children."""
+        head = _Head([], [], frozenset())
+        before_name = True
+        for child in node.children:
+            kind = child.type
+            if kind in _BODIES:
+                head.body = child
+            elif before_name and kind in ("user_type", "nullable_type"):
+                head.receiver = child  # `fun Flow<T>.collect()`: a type before the name
+            elif kind in ("identifier", "variable_declaration", "function_value_parameters"):
+                before_name = False
+            elif kind == "modifiers":
+                for modifier in child.named_children:
+                    if modifier.type == "annotation":
+                        head.annotations.append(base.one_line(base.text(modifier, self.source)).lstrip("@"))
+                    else:
+                        head.modifiers.append(base.text(modifier, self.source))
+            elif kind == "type_parameters":
+                names = (next((c for c in p.named_children if c.type == "identifier"), None) for p in child.named_children)
+                head.type_params = frozenset(base.text(n, self.source) for n in names if n is not None)
+        return head
 
     def _new(self, path: tuple[str, ...], unit_type: str, node: Node, owner: _Draft | None,
-             parent: str | None = None) -> _Draft:
+             parent: str | None = None, head: _Head | None = None) -> _Draft:
         qualified = ".".join(path)
         identifier = self.unique(qualified, unit_type)
         draft = _Draft(identifier, unit_type, node, parent if parent is not None else (owner.identifier if owner else None),
                        ".".join(path[:-1]) or None)
+        head = head or self._head(node)
         draft.path = path
         draft.top = owner is None
         draft.classes = owner.classes if owner is not None else ()
-        draft.type_params = (owner.type_params if owner is not None else frozenset()) | self._type_params(node)
+        draft.type_params = (owner.type_params | head.type_params) if owner is not None else head.type_params
         draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
-        words, annotations = self._modifiers(node)
-        draft.metadata = {"modifiers": words}
-        if annotations:
-            draft.metadata["annotations"] = annotations
+        draft.metadata = {"modifiers": head.modifiers}
+        if head.annotations:
+            draft.metadata["annotations"] = head.annotations
         self.declared.add(qualified)
         self.drafts.append(draft)
         return draft
 
-    def _type_params(self, node: Node) -> frozenset[str]:
-        params = next((c for c in node.children if c.type == "type_parameters"), None)
-        if params is None:
-            return frozenset()
-        names = set()
-        for param in params.named_children:
-            ident = next((c for c in param.named_children if c.type == "identifier"), None)
-            if ident is not None:
-                names.add(base.text(ident, self.source))
-        return frozenset(names)
-
     def _class(self, node: Node, owner: _Draft | None, stack: list[tuple[Node, _Draft | None]]) -> None:
         kind = node.type
         name_node = node.child_by_field_name("name")
-        words, _ = self._modifiers(node)
+        head = self._head(node)
+        words = head.modifiers
         if kind == "companion_object":
             name = base.text(name_node, self.source) if name_node is not None else "Companion"
             unit_type = "object"
@@ -226,7 +245,7 @@ class _Extractor:
             keyword = next((c.type for c in node.children if c.type in ("class", "interface")), "class")
             unit_type = "enum" if "enum" in words else "interface" if keyword == "interface" or "annotation" in words else "class"
         prefix = owner.path if owner is not None else self.package
-        draft = self._new((*prefix, name), unit_type, node, owner)
+        draft = self._new((*prefix, name), unit_type, node, owner, head=head)
         draft.classes = (".".join(draft.path), *draft.classes)
         if kind == "companion_object":
             draft.metadata["companion"] = True
@@ -234,7 +253,7 @@ class _Extractor:
             draft.metadata["annotation"] = True
         if owner is None:
             self.declared_types.setdefault(name, ".".join(draft.path))
-        body = next((c for c in node.children if c.type in ("class_body", "enum_class_body")), None)
+        body = head.body
         draft.signature = self._header(node, body)
         supertypes = next((c for c in node.children if c.type == "delegation_specifiers"), None)
         for spec in supertypes.named_children if supertypes is not None else ():
@@ -255,17 +274,6 @@ class _Extractor:
         draft.refs.append((via, segments))
         draft.metadata.setdefault("extends" if via == "superclass" else "implements", []).append(".".join(segments))
 
-    def _receiver(self, node: Node, name_node: Node | None) -> Node | None:
-        """The extended type of an extension (`Flow<T>` in `fun Flow<T>.collect()`), or None."""
-        for child in node.children:
-            if name_node is not None and child.start_byte >= name_node.start_byte:
-                return None
-            if child.type in ("user_type", "nullable_type"):
-                return child
-            if child.type == "variable_declaration":
-                return None
-        return None
-
     def _extension_path(self, receiver: Node) -> tuple[str, ...]:
         type_node = receiver.named_children[0] if receiver.type == "nullable_type" and receiver.named_child_count else receiver
         segments = tuple(base.text(c, self.source) for c in type_node.named_children if c.type == "identifier")
@@ -285,16 +293,16 @@ class _Extractor:
         if name_node is None:
             return
         name = base.text(name_node, self.source)
-        receiver = self._receiver(node, name_node)
-        body = next((c for c in node.children if c.type == "function_body"), None)
+        head = self._head(node)
+        receiver, body = head.receiver, head.body
         if receiver is not None and owner is None:
             target = self._extension_path(receiver)
-            draft = self._new((*target, name), "function", node, None, parent=".".join(target))
+            draft = self._new((*target, name), "function", node, None, parent=".".join(target), head=head)
             draft.metadata["extension"] = True
             draft.metadata["receiver"] = base.one_line(base.text(receiver, self.source))
         else:
             prefix = owner.path if owner is not None else self.package
-            draft = self._new((*prefix, name), "method" if owner is not None else "function", node, owner)
+            draft = self._new((*prefix, name), "method" if owner is not None else "function", node, owner, head=head)
             if receiver is not None:
                 draft.metadata["receiver"] = base.one_line(base.text(receiver, self.source))
         draft.signature = self._header(node, body)
@@ -310,15 +318,16 @@ class _Extractor:
         if ident is None:
             return
         name = base.text(ident, self.source)
-        receiver = self._receiver(node, declaration)
+        head = self._head(node)
+        receiver = head.receiver
         if receiver is not None and owner is None:
             target = self._extension_path(receiver)
-            draft = self._new((*target, name), "property", node, None, parent=".".join(target))
+            draft = self._new((*target, name), "property", node, None, parent=".".join(target), head=head)
             draft.metadata["extension"] = True
             draft.metadata["receiver"] = base.one_line(base.text(receiver, self.source))
         else:
             prefix = owner.path if owner is not None else self.package
-            draft = self._new((*prefix, name), "property", node, owner)
+            draft = self._new((*prefix, name), "property", node, owner, head=head)
         draft.signature = self._header(node, accessors[0])
 
     def _constructor(self, node: Node, owner: _Draft) -> None:
@@ -373,11 +382,12 @@ class _Extractor:
 
     def _resolved(self, draft: _Draft) -> list[Dependency | None]:
         deps: list[Dependency | None] = list(self.imports) if draft.top else []
-        heritage = {s for via, s in draft.refs if via in ("superclass", "implements")}
+        heritage = {s for via, s in draft.refs if via != "type"} if draft.type in _TYPE_UNITS else set()
         own = ".".join(draft.path)
-        for kind, segments in dict.fromkeys(draft.refs):
+        declared_types = self.declared_types
+        for kind, segments in draft.refs:
             head = segments[0]
-            if head in draft.type_params or (head in _BUILTINS and head not in self.declared_types):
+            if head in draft.type_params or (head in _BUILTINS and head not in declared_types):
                 continue
             if kind == "type" and segments in heritage:
                 continue

@@ -157,23 +157,35 @@ class _Extractor:
     # -- declarations ----------------------------------------------------------------------
 
     def _use(self, node: Node, ns: str) -> None:
-        kind = node.child_by_field_name("type")
-        group_prefix = next((c for c in node.children if c.type == "namespace_name"), None)
-        prefix = base.text(group_prefix, self.source).strip("\\") + "\\" if group_prefix is not None else ""
-        function = kind is not None and base.text(kind, self.source) == "function"
-        for clause in base.walk(node):
-            if clause.type != "namespace_use_clause":
+        """`use A\\B;`, `use A\\B as C;`, `use function A\\f;`, `use A\\{B, C as D};` — read from the
+        statement's text (a handful of string operations instead of a walk over its nodes)."""
+        body = " ".join(base.text(node, self.source).split())
+        body = body[3:].rstrip(";").strip() if body.startswith("use") else body
+        kind, body = self._use_kind(body, "")
+        prefix, brace, rest = body.partition("{")
+        if brace:
+            prefix = prefix.strip().strip("\\")
+            prefix = prefix + "\\" if prefix else ""
+            items = rest.rstrip("} ").split(",")
+        else:
+            prefix, items = "", body.split(",")
+        for item in items:
+            item_kind, item = self._use_kind(item.strip(), kind)
+            name, _, alias = item.partition(" as ")
+            full = prefix + name.strip().strip("\\")
+            if not full:
                 continue
-            alias = clause.child_by_field_name("alias")
-            target = next((c for c in clause.named_children if c.type in _NAMES and c != alias), None)
-            if target is None:
-                continue
-            clause_kind = clause.child_by_field_name("type")
-            is_function = function or (clause_kind is not None and base.text(clause_kind, self.source) == "function")
-            full = prefix + base.text(target, self.source).strip("\\")
-            local = base.text(alias, self.source) if alias is not None else full.rpartition("\\")[2]
-            (self.functions if is_function else self.aliases).setdefault(ns, {})[local] = full
+            local = alias.strip() or full.rpartition("\\")[2]
+            (self.functions if item_kind == "function" else self.aliases).setdefault(ns, {})[local] = full
             self.imports.setdefault(ns, []).append(Dependency(full, "import", lookup=(full,)))
+
+    @staticmethod
+    def _use_kind(text: str, default: str) -> tuple[str, str]:
+        """(`function` / `const` / `default`, the text after that keyword)."""
+        for word in ("function ", "const "):
+            if text.startswith(word):
+                return word.strip(), text[len(word) :].strip()
+        return default, text
 
     def _qualified(self, ns: str, name: str) -> str:
         return f"{ns}\\{name}" if ns else name
@@ -239,12 +251,15 @@ class _Extractor:
         draft.signature = self._header(node, node.child_by_field_name("body"))
 
     def _modifiers(self, node: Node) -> dict[str, Any]:
-        words = [base.text(c, self.source) for c in node.children if c.type.endswith("_modifier")]
-        meta: dict[str, Any] = {"modifiers": words}
-        attributes = next((c for c in node.children if c.type == "attribute_list"), None)
-        if attributes is not None:
-            meta["attributes"] = [base.one_line(base.text(a, self.source)) for a in base.walk(attributes)
-                                  if a.type == "attribute"]
+        """Modifier keywords and `#[…]` attributes, in one pass over the declaration's children."""
+        meta: dict[str, Any] = {"modifiers": []}
+        for child in node.children:
+            kind = child.type
+            if kind.endswith("_modifier"):
+                meta["modifiers"].append(base.text(child, self.source))
+            elif kind == "attribute_list":
+                meta["attributes"] = [base.one_line(base.text(a, self.source)) for g in child.named_children
+                                      for a in g.named_children if a.type == "attribute"]
         return meta
 
     def _header(self, node: Node, body: Node | None) -> str:
