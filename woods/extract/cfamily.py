@@ -64,6 +64,7 @@ _TYPE_SPECIFIERS = {
     "enum_specifier": "enum",
     "class_specifier": "class",
 }
+_TYPE_UNITS = frozenset(_TYPE_SPECIFIERS.values())
 # Declarators that wrap the one naming a function (`*f()`, `&f()`, `(f)()`, `[[attr]] f()`).
 _DECLARATOR_WRAPPERS = frozenset(
     {"pointer_declarator", "reference_declarator", "parenthesized_declarator", "attributed_declarator"}
@@ -72,9 +73,16 @@ _DECLARATOR_WRAPPERS = frozenset(
 _NAME_NODES = frozenset({"identifier", "field_identifier", "type_identifier", "namespace_identifier"})
 # Function specifiers recorded in metadata["specifiers"].
 _SPECIFIERS = frozenset({"static", "inline", "virtual", "explicit", "constexpr", "consteval", "extern"})
+_SPECIFIER_NODES = frozenset({"storage_class_specifier", "virtual", "explicit_function_specifier"})
+# Children of a function where its header (signature) ends.
+_HEADER_ENDS = frozenset(
+    {"compound_statement", "field_initializer_list", "try_statement", "default_method_clause", "delete_method_clause",
+     "number_literal"}
+)
 _COMMENTS = frozenset({"comment"})
-# Namespaces whose names are never project code.
+# Namespaces whose names are never project code (and their spellings, to skip them before parsing).
 _FOREIGN_ROOTS = frozenset({"std", "boost"})
+_FOREIGN_PREFIXES = tuple(f"{p}{root}::".encode() for root in sorted(_FOREIGN_ROOTS) for p in ("", "::"))
 
 # One query per grammar finds every call and type name; `scan.innermost` hands each to its unit.
 _C_REFERENCES = """
@@ -202,29 +210,37 @@ class CFamilyExtractor:
         for draft, node, name in scan.innermost(self.drafts, found):
             if draft.type in ("file", "macro"):
                 continue
+            key = (id(draft), name, source[node.start_byte : node.end_byte])
+            if key in seen or key[2].startswith(_FOREIGN_PREFIXES):
+                continue
             if name == "call":
-                if node.type != "identifier":
-                    self._call(node, draft)
-                    continue
-                key = (id(draft), name, source[node.start_byte : node.end_byte])
-                if key not in seen:
-                    seen.add(key)
+                seen.add(key)
+                if node.type == "identifier":
                     draft.refs.append(("calls", (key[2].decode("utf-8", "replace"),), False))
+                else:
+                    self._call(node, draft)
                 continue
-            top = self._climb(node) if self.cpp else node
-            key = (id(draft), name, source[top.start_byte : top.end_byte])
-            if key in seen or self._is_declared_name(node):
+            parent = node.parent
+            if parent is None or self._is_declared_name(node, parent):
                 continue
+            if parent.type in ("template_type", "qualified_identifier"):
+                top = self._climb(node)
+                if top is not node:  # part of `ns::Name<T>`: one edge per full spelling
+                    full = (id(draft), name, source[top.start_byte : top.end_byte])
+                    if full in seen or full[2].startswith(_FOREIGN_PREFIXES):
+                        continue
+                    seen.add(full)
+                    holder = top.parent
+                    while holder is not None and holder.type == "qualified_identifier":
+                        holder = holder.parent
+                    if holder is not None and holder.type == "function_declarator":
+                        continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
+                    segments, rooted = self._spelled(top)
+                    if segments:
+                        draft.refs.append(("code_reference", segments, rooted))
+                    continue
             seen.add(key)
-            if top is not node:
-                holder = top.parent
-                while holder is not None and holder.type == "qualified_identifier":
-                    holder = holder.parent
-                if holder is not None and holder.type == "function_declarator":
-                    continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
-            segments, rooted = self._spelled(top)
-            if segments:
-                draft.refs.append(("code_reference", segments, rooted))
+            draft.refs.append(("code_reference", (key[2].decode("utf-8", "replace"),), False))
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -461,10 +477,21 @@ class CFamilyExtractor:
         draft.parent = parent
         draft.cls = cls
         draft.scopes = self._scopes(path[:-1])  # a body sees its class, then the enclosing namespaces
-        draft.signature = self._function_header(first, node)
-        specifiers = [base.text(c, self.source) for c in node.children if c.type in ("storage_class_specifier", "virtual",
-                                                                                     "explicit_function_specifier")]
-        specifiers = [s for s in specifiers if s in _SPECIFIERS]
+        # One pass over the children: the specifiers, and where the header stops (the body, a
+        # constructor's initialiser list, `= default`, `= 0` …).
+        specifiers: list[str] = []
+        stop = node.end_byte
+        for child in node.children:
+            kind = child.type
+            if kind in _HEADER_ENDS:
+                stop = child.start_byte
+                break
+            if kind in _SPECIFIER_NODES:
+                word = base.text(child, self.source)
+                if word in _SPECIFIERS:
+                    specifiers.append(word)
+        header = base.one_line(self.source[first.start_byte : stop].decode("utf-8", "replace")).rstrip(";").rstrip()
+        draft.signature = header[:-1].rstrip() if header.endswith("=") else header
         if specifiers:
             metadata["specifiers"] = specifiers
         if "static" in specifiers:
@@ -612,9 +639,8 @@ class CFamilyExtractor:
                 return (), False
         return tuple(segments), rooted
 
-    def _is_declared_name(self, node: Node) -> bool:
+    def _is_declared_name(self, node: Node, parent: Node | None) -> bool:
         """Whether a type name node is the name a declaration introduces (not a reference)."""
-        parent = node.parent
         if parent is not None and parent.type == "template_type" and parent.child_by_field_name("name") == node:
             node, parent = parent, parent.parent
         if parent is None:
@@ -641,7 +667,7 @@ class CFamilyExtractor:
             draft.refs.append(("calls", segments, rooted))
 
     def _resolved(self, draft: _Draft) -> list[Dependency | None]:
-        heritage = {segments for via, segments, _ in draft.refs if via == "superclass"}
+        heritage = {s for via, s, _ in draft.refs if via == "superclass"} if draft.type in _TYPE_UNITS else set()
         deps: list[Dependency | None] = []
         for via, segments, rooted in dict.fromkeys(draft.refs):  # a name used twice is one edge
             if segments[0] in _FOREIGN_ROOTS or segments[0] in draft.type_params:
@@ -676,17 +702,6 @@ class CFamilyExtractor:
     def _header(self, first: Node, body: Node | None) -> str:
         stop = body.start_byte if body is not None else first.end_byte
         return base.one_line(self.source[first.start_byte : stop].decode("utf-8", "replace"))
-
-    def _function_header(self, first: Node, node: Node) -> str:
-        stop = node.end_byte
-        for child in node.children:
-            if child.type in ("compound_statement", "field_initializer_list", "try_statement", "default_method_clause",
-                              "delete_method_clause") or child.type == "number_literal":
-                stop = child.start_byte
-                break
-        header = base.one_line(self.source[first.start_byte : stop].decode("utf-8", "replace"))
-        header = header.rstrip(";").rstrip()
-        return header[:-1].rstrip() if header.endswith("=") else header
 
     def _statement(self, first: Node, node: Node) -> str:
         return base.one_line(self.source[first.start_byte : node.end_byte].decode("utf-8", "replace")).rstrip(";").rstrip()

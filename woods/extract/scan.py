@@ -8,8 +8,8 @@ never function bodies) and let one compiled query collect the references inside 
 runs in tree-sitter's C code over the tree that was already parsed (no re-parsing).
 
 Guarantees: queries are compiled once per (grammar, pattern) and shared read-only between threads
-(each scan uses its own cursor); captures come back in source order, ties broken by the larger
-node first, then by capture name, so every run assigns them identically.
+(each scan uses its own cursor); captures come back in source order, ties broken by capture name,
+then by the query's own order, so every run assigns them identically.
 """
 
 from __future__ import annotations
@@ -40,14 +40,10 @@ def compiled_query(grammar: str, pattern: str) -> Query:
 def captures(grammar: str, pattern: str, root: Node) -> list[tuple[Node, str]]:
     """Every (node, capture name) of `pattern` under `root`, in source order (see module doc)."""
     found = QueryCursor(compiled_query(grammar, pattern)).captures(root)
-    # Decorated tuples sort in C; the index keeps equal keys in the query's own order.
-    decorated = [
-        (node.start_byte, -node.end_byte, name, index, node)
-        for name, nodes in found.items()
-        for index, node in enumerate(nodes)
-    ]
+    # Decorated tuples sort in C; (capture name, index) breaks ties, so the order is total.
+    decorated = [(node.start_byte, name, index, node) for name, nodes in found.items() for index, node in enumerate(nodes)]
     decorated.sort()
-    return [(item[4], item[2]) for item in decorated]
+    return [(item[3], item[1]) for item in decorated]
 
 
 class Spanned(Protocol):

@@ -127,11 +127,13 @@ class _Extractor:
             if name == "type":
                 if node.parent is not None and node.parent.type == "attribute":
                     continue  # `@available`, `@MainActor`: attributes, not types the code uses
-                segments = self._type_segments(node)
-                if segments:
+                # `Outer.Inner<T>` read from the text: cheaper than the node's children.
+                spelled = key[2].decode("utf-8", "replace").partition("<")[0]
+                segments = tuple(part.strip() for part in spelled.split("."))
+                if all(segments):
                     draft.refs.append(("type", segments))
             elif node.type == "simple_identifier":
-                called = base.text(node, self.source)
+                called = key[2].decode("utf-8", "replace")
                 draft.refs.append(("type" if called[:1].isupper() else "call", (called,)))
             else:
                 target = node.child_by_field_name("target")
@@ -158,30 +160,27 @@ class _Extractor:
             return (base.text(node, self.source),)
         return tuple(base.text(c, self.source) for c in node.named_children if c.type == "type_identifier")
 
-    def _modifiers(self, node: Node) -> dict[str, Any]:
-        modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+    def _head(self, node: Node) -> tuple[dict[str, Any], frozenset[str]]:
+        """Metadata (modifiers, attributes) and generic parameters, in one pass over the children."""
         words: list[str] = []
         attributes: list[str] = []
-        for child in modifiers.named_children if modifiers is not None else ():
-            if child.type == "attribute":
-                attributes.append(base.one_line(base.text(child, self.source)).lstrip("@"))
-            else:
-                words.append(base.text(child, self.source))
+        params: frozenset[str] = frozenset()
+        for child in node.children:
+            kind = child.type
+            if kind == "modifiers":
+                for modifier in child.named_children:
+                    if modifier.type == "attribute":
+                        attributes.append(base.one_line(base.text(modifier, self.source)).lstrip("@"))
+                    else:
+                        words.append(base.text(modifier, self.source))
+            elif kind == "type_parameters":
+                names = (next((c for c in p.named_children if c.type == "type_identifier"), None)
+                         for p in child.named_children)
+                params = frozenset(base.text(n, self.source) for n in names if n is not None)
         meta: dict[str, Any] = {"modifiers": words}
         if attributes:
             meta["attributes"] = attributes
-        return meta
-
-    def _type_params(self, node: Node) -> frozenset[str]:
-        params = next((c for c in node.children if c.type == "type_parameters"), None)
-        if params is None:
-            return frozenset()
-        names = set()
-        for param in params.named_children:
-            ident = next((c for c in param.named_children if c.type == "type_identifier"), None)
-            if ident is not None:
-                names.add(base.text(ident, self.source))
-        return frozenset(names)
+        return meta, params
 
     def _new(self, path: tuple[str, ...], unit_type: str, node: Node, owner: _Draft | None) -> _Draft:
         qualified = ".".join(path)
@@ -190,9 +189,10 @@ class _Extractor:
         draft.path = path
         draft.top = owner is None
         draft.types = owner.types if owner is not None else ()
-        draft.type_params = (owner.type_params if owner is not None else frozenset()) | self._type_params(node)
+        metadata, params = self._head(node)
+        draft.type_params = (owner.type_params | params) if owner is not None else params
         draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
-        draft.metadata = self._modifiers(node)
+        draft.metadata = metadata
         self.declared.add(qualified)
         self.drafts.append(draft)
         return draft
