@@ -117,6 +117,13 @@ def test_include_candidates() -> None:
     )
 
 
+def test_calling_convention_typedefs_are_named_by_their_type() -> None:
+    source = b"typedef VOID (CALLBACK* WINEVENTPROC)\n    (HWINEVENTHOOK hook,\n     DWORD eventTime);\n"
+    units = {u.identifier: u for u in extract("winapi.h", source).units}
+    assert (units["WINEVENTPROC"].type, units["WINEVENTPROC"].line_end) == ("type_alias", 3)
+    assert "eventTime" not in units
+
+
 def test_preprocessor_alternatives_get_numbered() -> None:
     rel = "src/iter.c"
     units = _extract(rel)

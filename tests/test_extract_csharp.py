@@ -143,7 +143,8 @@ def test_members_kinds_and_heritage_rules() -> None:
     assert units["A.B.Square.operator +"].type == "method"
     assert units["A.B.Square.this[]"].type == "property"
     assert "A.B.Square.Hook" not in units  # the declaring half of a partial method
-    assert units["A.B.Square.Native"].metadata["attributes"] == ['DllImport("x")']
+    native = units["A.B.Square.Native"]
+    assert (native.metadata["attributes"], native.signature) == (['DllImport("x")'], "static extern int Native()")
     assert units["A.B.Point"].metadata["implements"] == ["IEquatable"]
     assert (units["A.B.Changed"].type, units["A.B.Changed"].signature) == (
         "delegate", "public delegate void Changed(object sender)",

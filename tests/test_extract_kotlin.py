@@ -127,6 +127,9 @@ class Square(id: Int) : Base(id), Shape {
     fun area(): Int = Helper.twice(id)
 }
 annotation class Marker
+
+@Suppress("x")
+@JvmOverloads internal fun `is empty`(x: Int = 0): Boolean = x == 0
 """
     units = {u.identifier: u for u in extract("s.kt", source).units}
     assert _deps(units["a.b.Shape"], "superclass") == {"a.b.Drawable": ("a.b.Shape.Drawable", "a.b.Drawable", "x.y.Drawable")}
@@ -135,6 +138,10 @@ annotation class Marker
     assert units["a.b.Square.constructor"].type == "constructor"
     assert _deps(units["a.b.Square.area"], "calls")["a.b.Helper.twice"][-1] == "x.y.Helper.Companion.twice"
     assert (units["a.b.Marker"].type, units["a.b.Marker"].metadata["annotation"]) == ("interface", True)
+    escaped = units["a.b.is empty"]  # backticks quote a name; annotations are metadata, not the signature
+    assert escaped.signature == "internal fun `is empty`(x: Int = 0): Boolean"
+    assert escaped.metadata == {"modifiers": ["internal"], "annotations": ['Suppress("x")', "JvmOverloads"]}
+    assert escaped.line_start == source.decode().splitlines().index('@Suppress("x")') + 1
 
 
 def test_syntax_errors_keep_what_parses() -> None:

@@ -115,6 +115,10 @@ final class Child: Base, Codable {
     static func log() {}
 }
 actor Counter { func inc() {} }
+enum Config {
+    @available(*, deprecated)
+    public static func `default`() -> Int { 0 }
+}
 """
     units = {u.identifier: u for u in extract("x.swift", source).units}
     child = units["Child"]
@@ -125,6 +129,10 @@ actor Counter { func inc() {} }
     assert units["Child.deinit"].metadata["kind"] == "destructor"
     assert _deps(units["Child.deinit"], "calls") == {"Child.log": ("Child.log",)}
     assert (units["Counter"].type, units["Counter"].metadata["kind"]) == ("class", "actor")
+    default = units["Config.default"]  # backticks escape a keyword; attributes are metadata
+    assert (default.signature, default.metadata["attributes"]) == ("public static func `default`() -> Int",
+                                                                  ["available(*, deprecated)"])
+    assert default.line_start == source.decode().splitlines().index("    @available(*, deprecated)") + 1
 
 
 def test_syntax_errors_keep_what_parses() -> None:

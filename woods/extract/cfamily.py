@@ -359,10 +359,15 @@ class CFamilyExtractor:
                 (c for c in reversed(name_node.named_children) if c.type.endswith("declarator") or c.type == "type_identifier"),
                 None,
             )
-        if name_node is None:
+        type_node = node.child_by_field_name("type")
+        if node.has_error and type_node is not None and type_node.type == "macro_type_specifier":
+            # `typedef RET (CALLCONV* NAME)(args);` reads as a macro call `RET(CALLCONV* NAME)`:
+            # the name is the last type inside it, not whatever the declarator salvaged.
+            named = type_node.child_by_field_name("type")
+            name_node = named.child_by_field_name("type") if named is not None else None
+        if name_node is None or name_node.type not in ("type_identifier", "primitive_type"):
             return
         name = base.text(name_node, self.source)
-        type_node = node.child_by_field_name("type")
         first = ctx.first or node
         if type_node is not None and type_node.type in _TYPE_SPECIFIERS and type_node.child_by_field_name("body"):
             tag = type_node.child_by_field_name("name")

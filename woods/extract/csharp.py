@@ -317,8 +317,16 @@ class _Extractor:
         return base.text(node.child_by_field_name("name"), self.source)
 
     def _header(self, node: Node, stop_node: Node | None) -> str:
+        """The declaration from its first modifier (`[Attributes]` are metadata) up to `stop_node`."""
+        start = node.start_byte
+        index = 0
+        child = node.child(0)
+        while child is not None and child.type in ("attribute_list", "comment"):
+            index += 1
+            child = node.child(index)
+            start = child.start_byte if child is not None else start
         stop = stop_node.start_byte if stop_node is not None else node.end_byte
-        return base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
+        return base.one_line(self.source[start:stop].decode("utf-8", "replace"))
 
     # -- names and references -------------------------------------------------------------
 

@@ -252,7 +252,7 @@ class _Extractor:
             name_node = node.child_by_field_name("name")
             if name_node is None:
                 return
-            name = base.text(name_node, self.source)
+            name = base.text(name_node, self.source).strip("`")  # `default` escapes a keyword: the name is default
             unit_type = "method" if owner is not None else "function"
         prefix = owner.path if owner is not None else ()
         draft = self._new((*prefix, name), unit_type, node, owner)
@@ -268,8 +268,18 @@ class _Extractor:
             draft.metadata["extension"] = True
 
     def _header(self, node: Node, stop_node: Node | None) -> str:
+        """The declaration from its first modifier keyword (annotations are metadata) up to `stop_node`."""
+        start = node.start_byte
+        modifiers = node.child(0)
+        if modifiers is not None and modifiers.type == "modifiers":
+            index = 0
+            child = modifiers.child(0)
+            while child is not None and child.type in ("attribute", "comment"):
+                index += 1
+                child = modifiers.child(index)
+            start = child.start_byte if child is not None else modifiers.end_byte
         stop = stop_node.start_byte if stop_node is not None else node.end_byte
-        return base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
+        return base.one_line(self.source[start:stop].decode("utf-8", "replace"))
 
     # -- references ------------------------------------------------------------------------
 
