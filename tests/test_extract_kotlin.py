@@ -130,6 +130,10 @@ annotation class Marker
 
 @Suppress("x")
 @JvmOverloads internal fun `is empty`(x: Int = 0): Boolean = x == 0
+
+@Volatile
+var counter: Int = 0
+    get() = field + 1
 """
     units = {u.identifier: u for u in extract("s.kt", source).units}
     assert _deps(units["a.b.Shape"], "superclass") == {"a.b.Drawable": ("a.b.Shape.Drawable", "a.b.Drawable", "x.y.Drawable")}
@@ -142,6 +146,7 @@ annotation class Marker
     assert escaped.signature == "internal fun `is empty`(x: Int = 0): Boolean"
     assert escaped.metadata == {"modifiers": ["internal"], "annotations": ['Suppress("x")', "JvmOverloads"]}
     assert escaped.line_start == source.decode().splitlines().index('@Suppress("x")') + 1
+    assert units["a.b.counter"].signature == "var counter: Int = 0"  # only annotations before the keyword
 
 
 def test_syntax_errors_keep_what_parses() -> None:

@@ -118,6 +118,9 @@ actor Counter { func inc() {} }
 enum Config {
     @available(*, deprecated)
     public static func `default`() -> Int { 0 }
+    @inlinable
+    static func plain() -> Int { 1 }
+    @discardableResult func bare() -> Int { 2 }
 }
 """
     units = {u.identifier: u for u in extract("x.swift", source).units}
@@ -133,6 +136,8 @@ enum Config {
     assert (default.signature, default.metadata["attributes"]) == ("public static func `default`() -> Int",
                                                                   ["available(*, deprecated)"])
     assert default.line_start == source.decode().splitlines().index("    @available(*, deprecated)") + 1
+    assert units["Config.plain"].signature == "static func plain() -> Int"
+    assert units["Config.bare"].signature == "func bare() -> Int"  # only attributes before the keyword
 
 
 def test_syntax_errors_keep_what_parses() -> None:

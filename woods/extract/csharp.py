@@ -319,12 +319,11 @@ class _Extractor:
     def _header(self, node: Node, stop_node: Node | None) -> str:
         """The declaration from its first modifier (`[Attributes]` are metadata) up to `stop_node`."""
         start = node.start_byte
-        index = 0
-        child = node.child(0)
-        while child is not None and child.type in ("attribute_list", "comment"):
-            index += 1
+        for index in range(node.child_count):
             child = node.child(index)
-            start = child.start_byte if child is not None else start
+            if child is not None and child.type not in ("attribute_list", "comment"):
+                start = child.start_byte
+                break
         stop = stop_node.start_byte if stop_node is not None else node.end_byte
         return base.one_line(self.source[start:stop].decode("utf-8", "replace"))
 

@@ -270,14 +270,14 @@ class _Extractor:
     def _header(self, node: Node, stop_node: Node | None) -> str:
         """The declaration from its first modifier keyword (annotations are metadata) up to `stop_node`."""
         start = node.start_byte
-        modifiers = node.child(0)
+        modifiers = node.child(0) if node.child_count else None
         if modifiers is not None and modifiers.type == "modifiers":
-            index = 0
-            child = modifiers.child(0)
-            while child is not None and child.type in ("attribute", "comment"):
-                index += 1
+            start = modifiers.end_byte
+            for index in range(modifiers.child_count):
                 child = modifiers.child(index)
-            start = child.start_byte if child is not None else modifiers.end_byte
+                if child is not None and child.type not in ("attribute", "comment", "multiline_comment"):
+                    start = child.start_byte
+                    break
         stop = stop_node.start_byte if stop_node is not None else node.end_byte
         return base.one_line(self.source[start:stop].decode("utf-8", "replace"))
 
