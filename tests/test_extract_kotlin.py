@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.extract_helpers import deps_by_via, extract_fixture, extract_tree, line_of, linked_edges
+from woods.extract import scan
 from woods.extract.kotlin import extract
 from woods.units import Unit
 
@@ -171,3 +174,13 @@ def test_deep_nesting_does_not_recurse() -> None:
     source = f"fun f(): Int = {'(' * depth}g(){')' * depth}\nfun g() = 1\n".encode()
     by_id = {u.identifier: u for u in extract("d.kt", source).units}
     assert _deps(by_id["f"], "calls") == {"g": ("g",)}
+
+
+def test_a_parse_that_does_not_finish_is_abandoned_with_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """tree-sitter-kotlin 1.1.0 can loop forever on corrupt input; the parse budget ends it."""
+    monkeypatch.setattr(scan, "PARSE_SECONDS", -1.0)  # every deadline is already past
+    result = extract("slow.kt", b"fun f() = 1\n" * 5000)
+    assert result.units == ()
+    assert len(result.warnings) == 1 and result.warnings[0].startswith("slow.kt: kotlin parser gave up after ")
+    monkeypatch.undo()  # the parser was reset: the next file parses from scratch
+    assert [u.identifier for u in extract("ok.kt", b"fun g() = 2\n").units] == ["g"]

@@ -162,7 +162,7 @@ class CFamilyExtractor:
     # -- the walk ---------------------------------------------------------------------------
 
     def run(self) -> FileExtraction:
-        tree = base.parse(self.grammar, self.source)
+        tree = scan.parse(self.grammar, self.source)
         root = tree.root_node
         header = posixpath.splitext(self.file_path)[1].lower() in HEADER_EXTENSIONS
         file_unit = _Draft(self.file_path, "file", root, whole_file=True, metadata={"header": header})
@@ -714,4 +714,7 @@ class CFamilyExtractor:
 
 def extract(file_path: str, source: bytes, grammar: str, language: str) -> FileExtraction:
     """Units of one C or C++ file (see the module docstring)."""
-    return CFamilyExtractor(file_path, source, grammar, language).run()
+    try:
+        return CFamilyExtractor(file_path, source, grammar, language).run()
+    except scan.ParseTimeoutError as error:
+        return scan.parse_timeout(file_path, language, error)

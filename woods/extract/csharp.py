@@ -132,7 +132,7 @@ class _Extractor:
         self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
-        tree = base.parse(GRAMMAR, self.source)
+        tree = scan.parse(GRAMMAR, self.source)
         root = tree.root_node
         stack: list[tuple[Node, _Ctx]] = []
         self._scope(root.children, _Ctx(()), stack)
@@ -420,4 +420,7 @@ class _Extractor:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one C# file: types outermost first, members in source order."""
-    return _Extractor(file_path, source).run()
+    try:
+        return _Extractor(file_path, source).run()
+    except scan.ParseTimeoutError as error:
+        return scan.parse_timeout(file_path, LANGUAGE, error)

@@ -99,7 +99,7 @@ class _Extractor:
         self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
-        tree = base.parse(GRAMMAR, self.source)
+        tree = scan.parse(GRAMMAR, self.source)
         root = tree.root_node
         for child in root.named_children:
             if child.type == "package_header":
@@ -436,4 +436,7 @@ class _Extractor:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Kotlin file: declarations outermost first, members in source order."""
-    return _Extractor(file_path, source).run()
+    try:
+        return _Extractor(file_path, source).run()
+    except scan.ParseTimeoutError as error:
+        return scan.parse_timeout(file_path, LANGUAGE, error)

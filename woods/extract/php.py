@@ -51,7 +51,7 @@ _RELATIVE = frozenset({"self", "static"})
 _REFERENCES = """
 (function_call_expression function: [(name) (qualified_name)] @call)
 (scoped_call_expression scope: (_) name: (name)) @scoped
-(member_call_expression object: (variable_name) @_object (#eq? @_object "$this") name: (name) @this_call)
+(member_call_expression object: (variable_name) @object)
 (object_creation_expression [(name) (qualified_name)] @type)
 (named_type [(name) (qualified_name)] @type)
 (class_constant_access_expression . [(name) (qualified_name)] @type)
@@ -86,7 +86,7 @@ class _Extractor:
         self.imports: dict[str, list[Dependency]] = {}  # namespace → its `use` imports
 
     def run(self) -> FileExtraction:
-        tree = base.parse(GRAMMAR, self.source)
+        tree = scan.parse(GRAMMAR, self.source)
         root = tree.root_node
         stack: list[tuple[Node, str, _Draft | None]] = []
         self._scope(root.children, "", stack)
@@ -129,7 +129,16 @@ class _Extractor:
         source = self.source
         seen: set[tuple[int, str, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
         for draft, node, name in scan.innermost(self.drafts, scan.captures(GRAMMAR, _REFERENCES, root)):
-            if name.startswith("_"):
+            if name == "object":  # `$x->m()`: only `$this->m()` names a method we can find
+                parent = node.parent
+                if source[node.start_byte : node.end_byte] != b"$this" or parent is None:
+                    continue
+                member = parent.child_by_field_name("name")
+                key = (id(draft), "this_call", source[member.start_byte : member.end_byte] if member else b"")
+                if member is None or key in seen:
+                    continue
+                seen.add(key)
+                draft.refs.append(("own", "calls", key[2].decode("utf-8", "replace")))
                 continue
             key = (id(draft), name, source[node.start_byte : node.end_byte])
             if key in seen:
@@ -137,8 +146,6 @@ class _Extractor:
             seen.add(key)
             if name == "call":
                 draft.refs.append(("function", "calls", base.text(node, self.source)))
-            elif name == "this_call":
-                draft.refs.append(("own", "calls", base.text(node, self.source)))
             elif name == "scoped":
                 scope = node.child_by_field_name("scope")
                 method = base.text(node.child_by_field_name("name"), self.source)
@@ -326,4 +333,7 @@ class _Extractor:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one PHP file: types and functions in source order, each type before its methods."""
-    return _Extractor(file_path, source).run()
+    try:
+        return _Extractor(file_path, source).run()
+    except scan.ParseTimeoutError as error:
+        return scan.parse_timeout(file_path, LANGUAGE, error)

@@ -1,5 +1,5 @@
 """Reference scanning: one tree-sitter query pass finds a file's calls and type names, and each
-capture goes to the innermost unit that contains it.
+capture goes to the innermost unit that contains it; and a parse with a time budget.
 
 Why: walking every node of a file in Python costs about as much as parsing it, and most nodes
 (literals, operators, punctuation) never matter. The C, C++, C#, PHP, Kotlin and Swift extractors
@@ -15,15 +15,52 @@ then by the query's own order, so every run assigns them identically.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Protocol, TypeVar
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node, Query, QueryCursor, Tree
 
 from woods.extract import base
+from woods.units import FileExtraction
 
 _queries: dict[tuple[str, str], Query] = {}
 _queries_lock = threading.Lock()
+
+
+# A parse is abandoned after this long: tree-sitter reads real source at 1 MB/s or more (most
+# grammars 5-20 MB/s), but an external scanner can loop forever on corrupt input —
+# tree-sitter-kotlin 1.1.0 never returns on a 4 KB file with 20 random bytes inserted. The budget
+# grows with the file so no honest file is ever cut short.
+PARSE_SECONDS = 5.0
+PARSE_SECONDS_PER_MB = 5.0
+
+
+class ParseTimeoutError(Exception):
+    """tree-sitter did not finish parsing a file within its time budget (see PARSE_SECONDS)."""
+
+
+def parse(grammar: str, source: bytes) -> Tree:
+    """`base.parse` with a time budget; raises ParseTimeoutError when the grammar does not finish.
+
+    The budget needs the binding's read-callback form, whose trees carry no source text: read
+    node text with `base.text(node, source)`, never `node.text`, and use no text predicates
+    (`#eq?`, `#match?`) in queries over these trees."""
+    found = base.parser(grammar)
+    budget = PARSE_SECONDS + PARSE_SECONDS_PER_MB * len(source) / 1_000_000
+    deadline = time.monotonic() + budget
+    view = memoryview(source)
+    try:
+        return found.parse(lambda offset, _point: view[offset:],
+                           progress_callback=lambda _offset, _has_error: time.monotonic() > deadline)
+    except ValueError as exc:  # the binding's "Parsing failed": the progress callback cancelled it
+        found.reset()  # a cancelled parse would otherwise resume on the next call
+        raise ParseTimeoutError(f"{grammar} parser gave up after {budget:.0f} s") from exc
+
+
+def parse_timeout(file_path: str, language: str, error: ParseTimeoutError) -> FileExtraction:
+    """What a file whose parse was abandoned yields: no units, one warning saying so."""
+    return FileExtraction(file_path, language, (), (f"{file_path}: {error}; no units extracted",))
 
 
 def compiled_query(grammar: str, pattern: str) -> Query:

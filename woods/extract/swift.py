@@ -91,7 +91,7 @@ class _Extractor:
         self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
-        tree = base.parse(GRAMMAR, self.source)
+        tree = scan.parse(GRAMMAR, self.source)
         root = tree.root_node
         self.protocols = {base.text(c.child_by_field_name("name"), self.source) for c in root.named_children
                           if c.type == "protocol_declaration"}
@@ -333,4 +333,7 @@ class _Extractor:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Swift file: declarations outermost first, members in source order."""
-    return _Extractor(file_path, source).run()
+    try:
+        return _Extractor(file_path, source).run()
+    except scan.ParseTimeoutError as error:
+        return scan.parse_timeout(file_path, LANGUAGE, error)
