@@ -124,6 +124,14 @@ def test_calling_convention_typedefs_are_named_by_their_type() -> None:
     assert "eventTime" not in units
 
 
+def test_nested_structs_keep_their_own_tag() -> None:
+    source = b"struct outer {\n  struct inner { int x; } in;\n  union { int a; float b; } anon;\n};\n"
+    units = {u.identifier: u for u in extract("n.h", source).units}
+    assert list(units) == ["n.h", "outer", "inner"]  # C has one tag namespace; anonymous unions are fields
+    assert (units["inner"].parent, units["inner"].namespace, units["inner"].line_start) == ("outer", None, 2)
+    assert "access" not in units["inner"].metadata
+
+
 def test_preprocessor_alternatives_get_numbered() -> None:
     rel = "src/iter.c"
     units = _extract(rel)

@@ -317,13 +317,15 @@ class CFamilyExtractor:
             if clause.type == "base_class_clause":
                 self._bases(clause, draft)
         if body is not None and unit_type != "enum":
-            default = "private" if unit_type == "class" else "public"
-            inner = _Ctx(path, draft, draft, None, ctx.type_params, default)
+            # C has one tag namespace: a struct declared inside another is still `name`.
+            scope = path if self.cpp else ctx.prefix
+            default = ("private" if unit_type == "class" else "public") if self.cpp else None
+            inner = _Ctx(scope, draft, draft, None, ctx.type_params, default)
             members: list[tuple[Node, _Ctx]] = []
             for child in body.children:
                 if child.type == "access_specifier":
                     access = base.text(child, self.source).strip().rstrip(":").strip()
-                    inner = _Ctx(path, draft, draft, None, ctx.type_params, access)
+                    inner = _Ctx(scope, draft, draft, None, ctx.type_params, access)
                 else:
                     members.append((child, inner))
             stack.extend(reversed(members))
