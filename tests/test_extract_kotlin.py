@@ -37,7 +37,7 @@ def test_data_classes_enums_and_computed_properties() -> None:
     assert note.metadata == {"modifiers": ["data"]}
     assert note.docstring == "A note with a title, a body and tags."
     assert (note.line_start, note.line_end) == (_line_of(rel, "data class Note("), _line_of(rel, "fun withTag") + 1)
-    assert note.signature.startswith("data class Note( val id: Long, val title: String,")
+    assert (note.signature or "").startswith("data class Note( val id: Long, val title: String,")
     assert _deps(note, "import") == {"java.time.Instant": ("java.time.Instant",)}
     assert _deps(note, "code_reference")["java.time.Instant"][:2] == (f"{PKG}.Note.Instant", "java.time.Instant")
     summary = units[f"{PKG}.Note.summary"]  # a getter body: a property unit; `val id` is not
@@ -161,7 +161,7 @@ def test_syntax_errors_keep_what_parses() -> None:
 
 def test_invalid_utf8_binary_and_empty_input_never_raise() -> None:
     units = {u.identifier: u for u in extract("x.kt", b"/** caf\xe9 \xff */\nfun f() = \"\xfe\"\n").units}
-    assert "\ufffd" in units["f"].docstring
+    assert "\ufffd" in (units["f"].docstring or "")
     assert [u.type for u in extract("blob.kt", bytes(range(256)) * 8).units] == ["file"]
     assert [(u.identifier, u.type) for u in extract("e.kts", b"").units] == [("e.kts", "file")]
 

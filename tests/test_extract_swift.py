@@ -37,7 +37,7 @@ def test_structs_enums_initializers_and_computed_properties() -> None:
     assert item.dependencies[0].via == "import" and _deps(item, "implements") == {}  # standard-library protocols
     init = units["Item.init"]
     assert (init.type, init.parent, init.namespace) == ("constructor", "Item", "Item")
-    assert init.signature.startswith("public init(sku: String, name: String")
+    assert (init.signature or "").startswith("public init(sku: String, name: String")
     adjusted = units["Item.adjusted"]
     assert adjusted.docstring == "A copy with `delta` more (or fewer) units, never below zero."
     assert (adjusted.line_start, adjusted.line_end) == (_line_of(rel, "public func adjusted"), _line_of(rel, "return copy") + 1)
@@ -149,7 +149,7 @@ def test_syntax_errors_keep_what_parses() -> None:
 
 def test_invalid_utf8_binary_and_empty_input_never_raise() -> None:
     units = {u.identifier: u for u in extract("x.swift", b"/// caf\xe9 \xff\nfunc f() -> String { \"\xfe\" }\n").units}
-    assert "\ufffd" in units["f"].docstring
+    assert "\ufffd" in (units["f"].docstring or "")
     assert [u.type for u in extract("blob.swift", bytes(range(256)) * 8).units] == ["file"]
     assert [(u.identifier, u.type) for u in extract("e.swift", b"").units] == [("e.swift", "file")]
 

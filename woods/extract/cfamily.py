@@ -552,7 +552,7 @@ class CFamilyExtractor:
             name_node = next((c for c in reversed(error.named_children) if c.type in _NAME_NODES), None) if (
                 error is not None and keyword is not None
             ) else None
-            if name_node is not None:
+            if name_node is not None and error is not None:
                 declarator = node.child_by_field_name("declarator")
                 first = declarator if declarator is not None and declarator.start_byte < error.start_byte else error
                 draft = self._type(error, ctx, stack, first, name=base.text(name_node, self.source), body=body,
