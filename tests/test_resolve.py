@@ -151,6 +151,8 @@ def test_split_segments_across_language_spellings():
     assert normalized_segments("q.Queue._put") == ("q", "queue", "_put")
     assert normalized_segments("Foo.__init__") == ("foo", "__init__")
     assert normalized_segments("my-lib/x_y:Z") == ("mylib", "xy", "z")
+    assert split_segments("Acme\\Cache\\ArrayCache::withPrefix") == ("Acme", "Cache", "ArrayCache", "withPrefix")
+    assert split_segments("Acme\\Cache\\ArrayCache::get(x)") == ("Acme", "Cache", "ArrayCache", "get(x)")
 
 
 def test_stable_id_helper_matches_the_index(index):
@@ -658,3 +660,19 @@ def test_fixture_inherited_members_resolve(fixture_index):
                 checked += 1
     if checked == 0:
         pytest.skip("this fixture has no inherited members to resolve")
+
+
+def test_php_names_resolve_by_their_short_spellings(tmp_path):
+    """PHP's `\\` separates namespace segments like `::` and `.` do elsewhere."""
+    units = [
+        u("Acme\\Cache\\ArrayCache", "class", "src/Cache/ArrayCache.php", 5, 20, language="php"),
+        u("Acme\\Cache\\ArrayCache::withPrefix", "method", "src/Cache/ArrayCache.php", 8, 11, language="php",
+          parent="Acme\\Cache\\ArrayCache"),
+    ]
+    stores = build(tmp_path / "store", units)
+    try:
+        method = resolve(stores, "ArrayCache::withPrefix")
+        assert (method.status, method.identifier) == (RESOLVED, "Acme\\Cache\\ArrayCache::withPrefix")
+        assert resolve(stores, "Cache\\ArrayCache").identifier == "Acme\\Cache\\ArrayCache"
+    finally:
+        stores.close()

@@ -108,9 +108,10 @@ INHERITANCE_VIAS = frozenset({"superclass", "include", "extend", "prepend"})
 
 NARROW_HINT = "narrow the reference with --type, a qualified name (Foo#bar, pkg.mod.Foo.bar) or a path (file.rb:12)"
 
-# Member/namespace separators of every indexed language: Ruby `::` `#` `.`, Python/Java/Go `.`,
-# Rust `::`, JS/TS module `path/to/mod:Name.member`. Parameter lists `(…)` are never split.
-_SPLIT = re.compile(r"::|[#./:]")
+# Member/namespace separators of every indexed language: Ruby `::` `#` `.`, Python/Java/Go/C#/
+# Kotlin/Swift `.`, Rust/C++ `::`, PHP `\` and `::`, JS/TS module `path/to/mod:Name.member`.
+# Parameter lists `(…)` are never split.
+_SPLIT = re.compile(r"::|[#./:\\]")
 # `_`/`-` between two letters or digits joins words (`parse_query`); at a segment's edge it means
 # something (`_private`, `__init__`) and stays. Separators are not word characters, so one pass
 # over a whole identifier treats every segment alike.
@@ -249,7 +250,7 @@ def split_segments(identifier: str) -> tuple[str, ...]:
             depth += 1
         elif char == ")" and depth:
             depth -= 1
-        elif depth == 0 and char in "#./:":
+        elif depth == 0 and char in "#./:\\":
             parts.append("".join(current))
             current = []
             index += 1

@@ -51,6 +51,25 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".bash": "bash",
     ".bats": "bash",  # bats-core test files: Bash plus `@test "…" { … }` blocks
     ".zig": "zig",
+    ".c": "c",
+    ".h": "c",  # C or C++ by content: woods/extract/c.py decides per file
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".h++": "cpp",
+    ".ipp": "cpp",
+    ".tpp": "cpp",
+    ".inl": "cpp",
+    ".cs": "csharp",
+    ".php": "php",
+    ".phtml": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
 # Interpreter of a `#!` line → language, for extension-less executables (`libexec/tool`). POSIX
@@ -75,6 +94,12 @@ _MODULES: dict[str, str] = {
     "lua": "woods.extract.lua",
     "bash": "woods.extract.bash",
     "zig": "woods.extract.zig",
+    "c": "woods.extract.c",
+    "cpp": "woods.extract.cpp",
+    "csharp": "woods.extract.csharp",
+    "php": "woods.extract.php",
+    "kotlin": "woods.extract.kotlin",
+    "swift": "woods.extract.swift",
 }
 
 
