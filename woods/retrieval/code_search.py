@@ -98,7 +98,8 @@ class CodeSearchConfig:
             COMPAT: 0.5, BENCHMARK: 0.4, DOCS: 0.6, MIGRATION: 0.5,
         }
     )
-    # Documentation and configuration units for questions about code.
+    # Documentation and configuration units for questions about code (and its inverse for
+    # questions about documentation: "where is installation documented").
     document_factor: float = 0.6
     # Files with several good units: their best unit gains coherence × its file's share.
     coherence: float = 0.2
@@ -302,8 +303,8 @@ class CodeSearch:
             score += config.path_match_boost * top * term_share
             score += config.pagerank_weight * top * unit.pagerank_percentile
             score *= role_factor
-            if unit.type == "document" and "docs" not in analysis.roles:
-                score *= config.document_factor
+            if unit.type == "document":  # demoted for code questions, preferred when docs are asked for
+                score *= config.document_factor if DOCS not in analysis.roles else 1.0 / config.document_factor
             scores[key] = score
         if config.coherence:
             by_file: dict[str, list[float]] = {}
