@@ -315,19 +315,13 @@ class _IgnoreLayer:
     """Compiled rules of one directory; `base` is that directory's root-relative path ('' = root)."""
 
     base: str
-    spec: pathspec.PathSpec
+    spec: pathspec.GitIgnoreSpec
 
 
-def _spec_class() -> type[pathspec.PathSpec]:
-    # GitIgnoreSpec (pathspec >= 0.10) implements git's exact negation/directory semantics.
-    return getattr(pathspec, "GitIgnoreSpec", pathspec.PathSpec)
-
-
-def _build_spec(patterns: Sequence[str]) -> pathspec.PathSpec:
-    cls = _spec_class()
-    if cls is pathspec.PathSpec:
-        return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
-    return cls.from_lines(patterns)
+def _build_spec(patterns: Sequence[str]) -> pathspec.GitIgnoreSpec:
+    # GitIgnoreSpec (pathspec >= 0.10; the dependency floor is 0.12) implements git's exact
+    # negation/directory semantics.
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def valid_ignore_lines(lines: Sequence[str], source: str, warnings: list[str]) -> list[str]:
@@ -349,7 +343,7 @@ def valid_ignore_lines(lines: Sequence[str], source: str, warnings: list[str]) -
     return cleaned
 
 
-def compile_ignore_lines(lines: Sequence[str], source: str, warnings: list[str]) -> pathspec.PathSpec | None:
+def compile_ignore_lines(lines: Sequence[str], source: str, warnings: list[str]) -> pathspec.GitIgnoreSpec | None:
     """Compile gitignore-syntax lines (invalid ones dropped with a warning); None when no rule remains."""
     spec = _build_spec(valid_ignore_lines(lines, source, warnings))
     return spec if len(spec) else None

@@ -150,8 +150,8 @@ class _Extractor:
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in kept)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
-    def _module_name(self, node: Node) -> str:
-        """`Data.Map` (a qualified name's module part is written with its trailing dot)."""
+    def _module_name(self, node: Node | None) -> str:
+        """`Data.Map` (a qualified name's module part is written with its trailing dot); "" without a node."""
         return "".join(base.text(node, self.source).split()).rstrip(".")
 
     def _docs(self, node: Node) -> str | None:
@@ -202,8 +202,8 @@ class _Extractor:
         signatures: dict[str, Node] = {}
         for node in nodes:
             if node.type == "signature":
-                for name in self._signature_names(node):
-                    signatures.setdefault(name, node)
+                for signed in self._signature_names(node):
+                    signatures.setdefault(signed, node)
         pending: Node | None = None  # a signature waiting for its equations
         group: tuple[str, Node, Node] | None = None  # (name, first node, last node)
         for node in nodes:

@@ -278,8 +278,8 @@ class _Extractor:
     # -- references ------------------------------------------------------------------------
 
     def _references(self, found: dict[str, list[Node]]) -> None:
-        for name, module in zip(found.get("bound", []), found.get("bound_module", []), strict=True):
-            self.requires.setdefault(base.text(name, self.source), base.text(module, self.source))
+        for name, bound_module in zip(found.get("bound", []), found.get("bound_module", []), strict=True):
+            self.requires.setdefault(base.text(name, self.source), base.text(bound_module, self.source))
         spans = scopes.Spans([(d.node.start_byte, d.node.end_byte) for d in self.drafts])
         # `require("m")` calls: each call with the module string inside it (two sorted lists).
         requires = found.get("require", [])

@@ -152,11 +152,11 @@ class _Extractor:
                     draft, body = container
                     stack.extend((c, draft) for c in reversed(body.named_children))
             elif kind == "function_declaration":
-                draft = self._function(node, owner)
-                returned = self._returned_container(node) if draft is not None else None
-                if draft is not None and returned is not None:
-                    draft.metadata["generic"] = _CONTAINERS[returned.type]  # `fn List(T) type { return struct … }`
-                    stack.extend((c, draft) for c in reversed(returned.named_children))
+                function = self._function(node, owner)
+                returned = self._returned_container(node) if function is not None else None
+                if function is not None and returned is not None:
+                    function.metadata["generic"] = _CONTAINERS[returned.type]  # `fn List(T) type { return struct … }`
+                    stack.extend((c, function) for c in reversed(returned.named_children))
             elif kind == "test_declaration":
                 self._test(node, owner)
 

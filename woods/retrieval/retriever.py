@@ -381,7 +381,7 @@ class Retriever:
     def _dense_store(self) -> DenseStore | None:
         """The vector store, or None when this generation has none yet (lexical answers then)."""
         vectors = getattr(self._stores, "vectors", None)
-        return None if vectors is None else _Translated(vectors, "vector")  # type: ignore[return-value]
+        return None if vectors is None else _Translated(vectors, "vector")
 
     def _retrieve_lexical(
         self,
@@ -543,7 +543,7 @@ class Retriever:
     ) -> tuple[RankedEntry, ...]:
         """The user-facing list: one entry per unit (its best-ranked chunk; the list is already in
         rank order), at most `limit`. Chunks collapse here exactly as the assembler collapses them."""
-        entries = []
+        entries: list[RankedEntry] = []
         seen: set[str] = set()
         for candidate in candidates:
             base = strip_chunk(candidate.identifier)

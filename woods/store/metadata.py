@@ -474,7 +474,7 @@ class SQLiteMetadataStore:
         rows = self._conn.execute(
             "SELECT source_key, source, target, target_key, via FROM edges ORDER BY source_key, ordinal"
         )
-        return [tuple(r) for r in rows]  # type: ignore[misc]
+        return [tuple(r) for r in rows]
 
     def edge_counts_by_via(self) -> dict[str, int]:
         rows = self._conn.execute("SELECT via, count(*) FROM edges GROUP BY via ORDER BY via")
