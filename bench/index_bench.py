@@ -63,7 +63,7 @@ MAX_EXAMPLES = 15
 # ("GET /issues/:id") would crowd out the classes people actually type in a Rails app.
 NON_IDENTIFIER_QUERY_TYPES = frozenset({"method", "function", "route"})
 # Grammar used for the bare-parse baseline of each woods language (erb files are embedded templates).
-PARSE_GRAMMAR = {"erb": "embedded_template"}
+PARSE_GRAMMAR = {"erb": "embedded_template", "csharp": "c_sharp"}
 
 # Natural-language queries per dominant language; generic ones fill in for other repositories.
 DESCRIPTION_QUERIES: dict[str, tuple[str, ...]] = {
@@ -279,7 +279,8 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
     warmed on its first file before timing.
     """
     from woods.discovery import discover
-    from woods.extract import base, extract_file, language_for
+    from woods.extract import SHEBANG_BYTES, base, extract_file, language_for
+    from woods.extract.c import looks_like_cpp
     from woods.extract.layout import RepositoryLayout
 
     root = Path(args.repo)
@@ -288,13 +289,16 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
     layout = RepositoryLayout.from_paths(item.path for item in found.files)
     files: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
     for item in found.files:
-        lang = language_for(item.path)
-        if lang is None:
-            continue
         try:
-            files[lang].append((item.path, (root / item.path).read_bytes()))
+            data = (root / item.path).read_bytes()
         except OSError:
             continue
+        lang = language_for(item.path, data[:SHEBANG_BYTES])  # extension-less scripts: by their `#!`
+        if lang is None:
+            continue
+        if lang == "c" and item.path.endswith(".h") and looks_like_cpp(data):
+            lang = "cpp"  # the C extractor hands such headers to C++ (woods/extract/c.py)
+        files[lang].append((item.path, data))
 
     per_language: dict[str, Any] = {}
     failures: dict[str, list[str]] = defaultdict(list)

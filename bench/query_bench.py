@@ -354,11 +354,13 @@ def by_kind_p50(queries: list[dict[str, str]], seconds: list[float]) -> dict[str
 
 def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[dict[str, str]],
                      refs: list[str], warm_refs: list[str], cold_refs: list[str],
-                     strategy_list: Sequence[str | None] = STRATEGIES) -> dict[str, Any]:
+                     strategy_list: Sequence[str | None] = STRATEGIES, profile: str = "code") -> dict[str, Any]:
     import woods.resolve as resolve_module
     from woods.embedding.select import query_embedder
+    from woods.retrieval.code_search import CodeSearchConfig
     from woods.retrieval.retriever import Retriever
     from woods.store.index import IndexStores
+    from woods.tokens import query_terms
 
     out: dict[str, Any] = {"loadavg_start": loadavg()}
     texts = [q["query"] for q in queries]
@@ -369,7 +371,8 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
         started = time.perf_counter()
         _ = stores.vectors.count()
         out["faiss_open_seconds"] = round(time.perf_counter() - started, 3)
-        retriever = Retriever(stores, lambda: embedder)
+        retriever = Retriever(stores, lambda: embedder, profile=profile)
+        out["profile"] = profile
 
         strategies: dict[str, Any] = {}
         for strategy in strategy_list:
@@ -390,10 +393,16 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
         out["retriever"] = strategies
 
         note("raw FTS5, query embedding, raw FAISS, resolve")
-        # Raw stores on the same queries, after their own warm-up.
+        # Raw stores on the same queries, after their own warm-up: one lexical-index query with the
+        # code profile's terms and column weights.
+        weights = CodeSearchConfig().lexical_weights
+
+        def raw_lexical(query: str) -> Any:
+            return stores.metadata.lexical_search(query_terms(query), RAW_QUERY_LIMIT, weights)
+
         for item in warmup:
-            stores.metadata.fts(item["query"], RAW_QUERY_LIMIT)
-        out["raw_fts5"], _ = measure([lambda q=q: stores.metadata.fts(q, RAW_QUERY_LIMIT) for q in texts])
+            raw_lexical(item["query"])
+        out["raw_fts5"], _ = measure([lambda q=q: raw_lexical(q) for q in texts])
         for item in warmup:
             embedder.embed(item["query"])
         out["query_embed"], vectors = measure([lambda q=q: embedder.embed(q) for q in texts])
@@ -553,7 +562,7 @@ def render(result: dict[str, Any]) -> str:
         if summary.get("errors"):
             extra += f"; {summary['errors']} errors"
         rows.append([f"retrieve {label}", *_p(summary), summary["n"], extra])
-    rows.append(["raw FTS5 (metadata.fts)", *_p(inproc["raw_fts5"]), inproc["raw_fts5"]["n"], f"limit {RAW_QUERY_LIMIT}"])
+    rows.append(["raw FTS5 (metadata.lexical_search)", *_p(inproc["raw_fts5"]), inproc["raw_fts5"]["n"], f"limit {RAW_QUERY_LIMIT}"])
     rows.append(["raw FAISS (vectors.search)", *_p(inproc["raw_faiss"]), inproc["raw_faiss"]["n"],
                  f"limit {RAW_QUERY_LIMIT}, precomputed vector"])
     rows.append(["query embed (encoder alone)", *_p(inproc["query_embed"]), inproc["query_embed"]["n"],
@@ -594,6 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-overlong-units", action="store_true",
                         help="When building: index units whose prefix alone is over the token limit without vectors.")
     parser.add_argument("--strategies", help="Comma-separated subset of vector,keyword,graph,direct,hybrid,lexical,auto.")
+    parser.add_argument("--profile", default="code", choices=("code", "ruby"), help="Ranking profile of the retriever.")
     parser.add_argument("--skip-mcp", action="store_true")
     parser.add_argument("--skip-cli", action="store_true")
     parser.add_argument("--json", action="store_true", help="Print the full JSON on stdout (the table on stderr).")
@@ -622,7 +632,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["refs"] = refs
 
     strategy_list = [None if s == "auto" else s for s in args.strategies.split(",")] if args.strategies else STRATEGIES
-    result["in_process"] = bench_in_process(store, queries, warmup, refs, warm_refs, cold_refs, strategy_list)
+    result["in_process"] = bench_in_process(store, queries, warmup, refs, warm_refs, cold_refs, strategy_list,
+                                            args.profile)
     note("woods.Index search/resolve")
     result["api"] = bench_api(store, queries, warmup, refs, warm_refs)
     if not args.skip_mcp:

@@ -2,62 +2,47 @@
 
 The real-model index (packaged MiniLM, real SQLite/FAISS/graph stores) is built once per session
 and shared read-only; tests that need to write build their own small index with the Fake provider.
+Plain helpers live in tests/helpers.py (re-exported here for older imports).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import (
+    FIXTURES,
+    REPO,
+    CliResult,
+    copy_fixture,
+    reset_cli_results,
+    run_cli,
+    unchecked_cli_results,
+)
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "fixtures"
+__all__ = ["FIXTURES", "REPO", "CliResult", "copy_fixture", "run_cli"]
 
 
-@dataclass(frozen=True)
-class CliResult:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> dict:
-        return json.loads(self.stdout)
-
-
-def run_cli(*args: str, cwd: Path | None = None, input_text: str | None = None, timeout: float = 600) -> CliResult:
-    """Run `python -m woods ARGS` in a subprocess (the real entry point, real exit codes)."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO), COLUMNS="200")
-    proc = subprocess.run(
-        [sys.executable, "-m", "woods", *args],
-        cwd=cwd or REPO,
-        env=env,
-        input=input_text,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+@pytest.fixture(autouse=True)
+def _cli_exit_codes_are_checked() -> Iterator[None]:
+    """Every CLI run a test makes must have its exit code looked at (`result.code` or `expect=`)."""
+    reset_cli_results()
+    yield
+    unchecked = unchecked_cli_results()
+    reset_cli_results()
+    if unchecked:
+        pytest.fail(f"this test ran the CLI without checking the exit code: {unchecked}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
 def cli() -> Callable[..., CliResult]:
     return run_cli
-
-
-def copy_fixture(name: str, dest: Path) -> Path:
-    target = dest / name
-    shutil.copytree(FIXTURES / name, target, ignore=shutil.ignore_patterns(".woods"))
-    return target
 
 
 @pytest.fixture(scope="session")
@@ -68,6 +53,5 @@ def model_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for child in sorted(FIXTURES.iterdir()):
         if child.is_dir():
             copy_fixture(child.name, root)
-    result = run_cli("index", str(root), "--json")
-    assert result.code == 0, result.stderr
+    run_cli("index", str(root), "--json", expect=0)
     return root

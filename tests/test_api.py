@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import SAMPLE_REPO, build_repo
 from woods.api import (
     AmbiguousIdentifierError,
     Index,
@@ -24,47 +26,8 @@ from woods.api import (
 )
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.errors import InputError
-from woods.indexing import index_repository
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-
-# Two `charge` methods in two classes, a call chain Subscription → Invoice → Payment, one
-# identifier (`Shared`) under two unit types, and a Python module.
-SAMPLE_REPO = {
-    "app/models/billing/invoice.rb": (
-        "module Billing\n"
-        "  # An invoice a customer pays.\n"
-        "  class Invoice\n"
-        "    def charge(amount)\n"
-        "      Payment.new(amount).capture\n"
-        "    end\n"
-        "\n"
-        "    def total\n"
-        "      42\n"
-        "    end\n"
-        "  end\n"
-        "end\n"
-    ),
-    "app/models/subscription.rb": (
-        "# A recurring plan.\nclass Subscription\n  def charge\n    Billing::Invoice.new.charge(10)\n  end\nend\n"
-    ),
-    "app/models/payment.rb": (
-        "class Payment\n  def initialize(amount)\n    @amount = amount\n  end\n\n  def capture\n    true\n  end\nend\n"
-    ),
-    "app/models/shared.rb": "class Shared\n  def run\n    2\n  end\nend\n",
-    "lib/shared.rb": "module Shared\n  def self.helper\n    1\n  end\nend\n",
-    "lib/report.py": '"""Monthly report."""\n\n\ndef render_report(rows):\n    """Render rows as text."""\n    return "\\n".join(rows)\n',
-}
-
-
-def build_repo(root: Path, files: dict[str, str] = SAMPLE_REPO) -> Path:
-    """Write `files` under `root` and index them with the Fake embedder into root/.woods."""
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    index_repository(root, root / ".woods", FakeEmbeddingProvider)
-    return root
 
 
 @pytest.fixture(scope="module")
@@ -180,6 +143,39 @@ def test_resolve_short_name_is_ambiguous_until_recent_names_one(index):
     recent = index.resolve("charge", recent=["Subscription#charge"])
     assert recent.status.value == "resolved" and recent.identifier == "Subscription#charge"
     assert index.resolve("Billing::Invoice#charge").identifier == "Billing::Invoice#charge"
+
+
+def test_results_from_changed_files_are_marked_stale(tmp_path):
+    root = build_repo(tmp_path / "repo")
+    with Index.open(root) as ix:
+        assert not ix.resolve("Payment#capture").stale
+        (root / "app/models/payment.rb").write_text(SAMPLE_REPO["app/models/payment.rb"] + "# edited\n")
+        outcome = ix.resolve("Payment#capture")
+        assert outcome.stale and outcome.to_dict()["stale"] is True
+        assert any("app/models/payment.rb" in w for w in outcome.warnings)
+        found = ix.search("Payment", strategy="keyword")
+        stale = {h.identifier for h in found if h.stale}
+        assert stale and all(h.file_path == "app/models/payment.rb" for h in found if h.stale)
+        assert len(found.warnings) == 1 and found.warnings[0].startswith("stale: 1 file(s) changed")
+        assert all(h.to_dict().get("stale") is True for h in found if h.stale)
+
+
+def test_search_takes_every_cli_option_and_keeps_old_callers_working(index):
+    result = index.search("charge", limit=3, path_prefixes=["app/models/billing"], mode="semantic", budget=300)
+    assert isinstance(result, Sequence) and len(result) == len(list(result)) >= 1
+    assert result[0] is result.hits[0] and result[:1] == result.hits[:1]
+    assert all(h.file_path.startswith("app/models/billing/") for h in result)
+    assert result.tokens_used <= 300 and result.applied_scope.source_paths == ("app/models/billing",)
+    assert set(result.to_dict()) >= {"query", "mode", "strategy", "results", "classification", "trace", "warnings"}
+    assert "context" not in result.to_dict(context=False)
+    lexical = index.search("render report", mode="lexical")
+    assert lexical.mode == lexical.strategy == "lexical" and lexical[0].identifier == "lib.report.render_report"
+    with pytest.raises(InputError):
+        index.search("charge", mode="psychic")
+    with pytest.raises(InputError):
+        index.search("charge", budget=200_001)
+    with pytest.raises(InputError):
+        index.search("charge", path_prefixes=["../outside"])
 
 
 # -- lookup --------------------------------------------------------------------------------------
@@ -351,3 +347,57 @@ def test_docs_api_examples_run(tmp_path, monkeypatch):
             exec(compile(block, f"docs/api.md block {number}", "exec"), namespace)  # noqa: S102
         except Exception as exc:  # pragma: no cover - the message is the point
             raise AssertionError(f"docs/api.md python block {number} failed: {exc!r}\n{block}") from exc
+
+
+def test_background_update_answers_lexically_then_switches_to_vectors(tmp_path):
+    """update(background=True) returns once the lexical generation is published; searches answer
+    from it (vector and hybrid lexically, with a warning) until the background thread publishes
+    the vectors and the handle switches."""
+    root = build_repo(tmp_path / "repo")
+    release = threading.Event()
+
+    class HeldFake(FakeEmbeddingProvider):
+        def embed_batch(self, texts):
+            release.wait(30)  # phase 2 waits here until the test has searched
+            return super().embed_batch(texts)
+
+    with Index.open(root) as ix:
+        (root / "app/models/refund.rb").write_text("class Refund\n  def issue\n    true\n  end\nend\n")
+        summary = ix.update(background=True, provider_factory=HeldFake)
+        assert summary.vectors_pending is True and summary.searchable_seconds is not None
+        assert ix.lookup("Refund#issue") is not None  # the lexical generation is current
+        assert ix.vectors_in_background
+        assert ix.status().vectors["state"] == "embedding"
+        result = ix.search("refund issue", limit=5)
+        assert "Refund" in [h.identifier for h in result][:3]
+        assert any("no vectors yet" in w for w in result.warnings)
+        release.set()
+        assert ix.wait_for_vectors(60)
+        assert not ix.vectors_in_background and ix.background_warnings == []
+        assert ix.status().vectors["state"] == "complete"
+        after = ix.search("refund issue", limit=5)
+        assert not any("no vectors yet" in w for w in after.warnings)
+
+
+def test_close_stops_a_background_update_and_the_next_run_resumes(tmp_path):
+    root = build_repo(tmp_path / "repo", {**SAMPLE_REPO, **{
+        f"lib/gen_{i}.rb": f"module Gen{i}\n  def self.value\n    {i}\n  end\nend\n" for i in range(150)}})
+    started = threading.Event()
+
+    class SlowFake(FakeEmbeddingProvider):
+        def embed_batch(self, texts):
+            started.set()
+            threading.Event().wait(0.2)
+            return super().embed_batch(texts)
+
+    for path in (root / "lib").glob("gen_*.rb"):
+        path.write_text(path.read_text().replace("def self.value\n", "def self.value\n    # changed\n"))
+    ix = Index.open(root)
+    ix.update(background=True, provider_factory=SlowFake)
+    assert started.wait(30)
+    ix.close()  # stops after the current batch
+    assert any("stopped" in w for w in ix.background_warnings)
+    with Index.open(root) as again:
+        assert again.status().vectors["state"] == "interrupted"
+        summary = again.update(provider_factory=FakeEmbeddingProvider)
+        assert summary.resumed_vectors > 0 and again.status().vectors["state"] == "complete"

@@ -295,3 +295,47 @@ def test_a_container_too_long_embeds_its_skeleton_and_members_stay_whole():
     # A container that fits is embedded whole, bodies included.
     (whole,) = chunk_unit(unit, wordpiece_count, 10_000, children)
     assert whole.content == source
+
+
+# --- documents ---------------------------------------------------------------------------------
+def _document_chunks(path: str, text: str, max_tokens: int = 128) -> tuple[list[Unit], dict[str, list[Chunk]]]:
+    from woods.extract.text import extract
+
+    units = list(extract(path, text.encode()).units)
+    kids = {u.identifier: [c for c in units if c.parent == u.identifier] for u in units}
+    return units, {u.identifier: chunk_unit(u, wordpiece_count, max_tokens, kids[u.identifier]) for u in units}
+
+
+def test_a_long_document_is_cut_into_line_windows_covering_each_line_once():
+    prose = "".join(f"Line {n} of the manual explains one more option in plain words.\n" for n in range(400))
+    [unit], chunks = _document_chunks("docs/manual.txt", prose)
+    parts = chunks[unit.identifier]
+    assert len(parts) > 10
+    assert_chunk_invariants(unit, parts, wordpiece_count, 128)
+    covered = [line for chunk in parts for line in range(chunk.line_start, chunk.line_end + 1)]
+    assert covered == list(range(1, 401))  # every line exactly once, in order
+    assert all(chunk.content.endswith("\n") for chunk in parts)  # no line is ever cut
+
+
+def test_only_a_line_longer_than_the_model_input_is_cut_inside():
+    text = "short line\n" * 30 + "word " * 2000 + "\n" + "short line\n" * 30
+    [unit], chunks = _document_chunks("notes.txt", text)
+    parts = chunks[unit.identifier]
+    assert_chunk_invariants(unit, parts, wordpiece_count, 128)
+    cut = [chunk for chunk in parts if not chunk.content.endswith("\n")]
+    assert cut and all(chunk.line_start == chunk.line_end == 31 for chunk in cut)
+
+
+def test_document_sections_each_keep_their_lines_whole():
+    text = "# Guide\n\nIntro.\n\n" + "".join(
+        f"## Part {p}\n\n" + "".join(f"Sentence {n} of part {p} says something useful.\n" for n in range(40)) + "\n"
+        for p in range(4))
+    units, chunks = _document_chunks("guide.md", text)
+    for unit in units:
+        parts = chunks[unit.identifier]
+        if unit.identifier == "guide.md":  # too long, with sections: its skeleton (headings) is embedded
+            assert {c.chunk_type for c in parts} == {"skeleton"}
+            assert "## Part 3" in parts[-1].content and "Sentence 5 " not in "".join(c.content for c in parts)
+            continue
+        assert_chunk_invariants(unit, parts, wordpiece_count, 128)
+        assert all(c.content.endswith("\n") or c is parts[-1] for c in parts)

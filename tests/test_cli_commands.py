@@ -8,18 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_fixture, run_cli
+from tests.helpers import CliResult, copy_fixture, index_with_fake, run_cli
 
 
 @pytest.fixture(scope="module")
 def rails(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = copy_fixture("rails_app", tmp_path_factory.mktemp("cmds"))
-    result = run_cli("index", str(root), "--embedder", "fake", "--json")
-    assert result.code == 0, result.stderr
+    index_with_fake(root, "--json")
     return root
 
 
-def _json(result) -> dict:
+def _json(result: CliResult, code: int = 0) -> dict:
+    assert result.code == code, result
     payload = json.loads(result.stdout)
     assert payload["schema_version"] == 1 and isinstance(payload["warnings"], list)
     return payload
@@ -41,7 +41,7 @@ def test_resolve_ambiguous_is_exit_3_with_candidates_and_a_hint(rails):
     result = run_cli("resolve", "show", "--path", str(rails))
     assert result.code == 3
     assert "1." in result.stdout and "2." in result.stdout and "--type" in result.stdout
-    payload = _json(run_cli("resolve", "show", "--path", str(rails), "--json"))
+    payload = _json(run_cli("resolve", "show", "--path", str(rails), "--json"), 3)
     assert payload["status"] == "ambiguous" and len(payload["candidates"]) >= 2
 
 
@@ -63,15 +63,16 @@ def test_resolve_bad_input_is_exit_2(rails):
 
 def test_resolve_passthrough_miss_is_not_found_exit_3(rails):
     result = run_cli("resolve", "app/models/nothing_here.rb:3", "--path", str(rails), "--json")
-    assert result.code == 3
-    assert _json(result)["status"] == "not_found"
+    assert _json(result, 3)["status"] == "not_found"
 
 
 def test_reading_commands_leave_the_index_byte_identical(rails):
     before = _files(rails)
-    for args in (["resolve", "charge"], ["resolve", "Billing::Invoice"], ["lookup", "User"], ["deps", "User"],
-                 ["dependents", "User"], ["structure"], ["search", "invoice total"], ["status"]):
-        run_cli(*args, "--path", str(rails))
+    for args, code in ((["resolve", "charge"], 3), (["resolve", "Billing::Invoice"], 0), (["lookup", "User"], 0),
+                       (["deps", "User"], 0), (["dependents", "User"], 0), (["dependents", "ApplicationRecord"], 0),
+                       (["structure", "--detail", "full"], 0), (["search", "invoice total"], 0),
+                       (["search", "invoice", "--mode", "lexical"], 0), (["status"], 0)):
+        run_cli(*args, "--path", str(rails), expect=code)
     assert _files(rails) == before
 
 
@@ -80,6 +81,7 @@ def test_lookup_found_and_unknown(rails):
     (unit,) = payload["units"]
     assert unit["type"] == "model" and unit["metadata"]["associations"]
     assert "source_code" in unit
+    assert unit["id"] == unit["key"] == "Billing::Invoice"  # `id`: the schema-1 name, kept
     no_source = _json(run_cli("lookup", "Billing::Invoice", "--no-source", "--path", str(rails), "--json"))
     assert "source_code" not in no_source["units"][0]
     missing = run_cli("lookup", "Nope::Nothing", "--path", str(rails))
@@ -90,14 +92,25 @@ def test_deps_and_dependents_follow_edges_with_via(rails):
     deps = _json(run_cli("deps", "Billing::Invoice", "--path", str(rails), "--json"))
     assert {"identifier": "ApplicationRecord", "via": "superclass"}.items() <= next(
         r for r in deps["results"] if r["identifier"] == "ApplicationRecord").items()
-    assert all(r["distance"] == 1 for r in deps["results"])
+    assert all(r["depth"] == 1 for r in deps["results"])
+    # schema-1 names, kept beside the new ones
+    assert all(r["distance"] == r["depth"] and r["in_index"] == r["indexed"] for r in deps["results"])
     deeper = _json(run_cli("deps", "Billing::Invoice", "--depth", "2", "--path", str(rails), "--json"))
-    assert any(r["distance"] == 2 for r in deeper["results"])
+    assert any(r["depth"] == 2 for r in deeper["results"])
     only = _json(run_cli("deps", "Billing::Invoice", "--via", "superclass", "--path", str(rails), "--json"))
     assert [r["identifier"] for r in only["results"]] == ["ApplicationRecord"]
     dependents = _json(run_cli("dependents", "Billing::Invoice", "--path", str(rails), "--json"))
     assert "Billing::Payment" in {r["identifier"] for r in dependents["results"]}
     assert run_cli("deps", "Nope", "--path", str(rails)).code == 3
+    missing = _json(run_cli("dependents", "Nope", "--path", str(rails), "--json"), 3)
+    assert missing["status"] == "not_found"
+
+
+def test_a_graph_node_that_is_not_a_unit_answers_like_the_api(rails):
+    """ApplicationRecord is a superclass the fixture refers to; `dependents` walks it as a graph node."""
+    payload = _json(run_cli("dependents", "ActiveRecord::Base", "--path", str(rails), "--json"))
+    assert payload["identifier"] == "ActiveRecord::Base" and payload["results"]
+    assert "ApplicationRecord" in {r["identifier"] for r in payload["results"]}
 
 
 def test_structure_json_shape(rails):
@@ -108,6 +121,9 @@ def test_structure_json_shape(rails):
     top = payload["top_pagerank"]
     assert len(top) == 5 and set(top[0]) == {"identifier", "type", "score"}
     assert [r["score"] for r in top] == sorted((r["score"] for r in top), reverse=True)
+    assert "files" not in payload
+    full = _json(run_cli("structure", "--path", str(rails), "--json", "--detail", "full"))
+    assert len(full["files"]) == sum(full["files_by_language"].values())
 
 
 def test_search_options_type_exclude_budget_context_mode_prefix(rails):
@@ -130,6 +146,8 @@ def test_search_bad_type_and_scope_are_exit_2(rails):
     assert result.code == 2 and "not_a_type" in result.stderr
     result = run_cli("search", "invoice", "--path-prefix", "../outside", "--path", str(rails))
     assert result.code == 2 and "Traceback" not in result.stderr
+    result = run_cli("search", "invoice", "--budget", "200001", "--path", str(rails))
+    assert result.code == 2 and "--budget" in result.stderr
 
 
 def test_evaluate_bad_input_is_exit_2(rails, tmp_path):
@@ -137,7 +155,5 @@ def test_evaluate_bad_input_is_exit_2(rails, tmp_path):
     queryset = tmp_path / "q.json"
     queryset.write_text(json.dumps({"queries": [{"query": "invoice", "expected_units": ["Billing::Invoice"]}]}))
     assert run_cli("evaluate", str(queryset), "--corpus", str(queryset)).code == 2  # --vectors missing
-    ok = run_cli("evaluate", str(queryset), "--path", str(rails), "--json")
-    assert ok.code == 0, ok.stderr
-    report = json.loads(ok.stdout)
+    report = run_cli("evaluate", str(queryset), "--path", str(rails), "--json", expect=0).json()
     assert report["queries"][0]["retrieved"] and "aggregates" in report

@@ -82,6 +82,8 @@ def test_hostile_tree_exact_files_and_reasons(hostile: Path) -> None:
     result = discover(hostile)
 
     assert paths(result) == [
+        "README.md",  # a document (markdown) since the text fallback
+        "assets/site.css",  # a document (css)
         "pkg/deeper/anchored.rb",
         "pkg/keep.py",
         "pkg/sub/drop.py",
@@ -96,7 +98,7 @@ def test_hostile_tree_exact_files_and_reasons(hostile: Path) -> None:
     assert result.skipped == Counter({
         "ignored_dir": 7,  # .git node_modules vendor/bundle dist __pycache__ env myvenv
         "gitignored": 7,  # local_only schema.generated gen/ fixtures_big/ drop anchored also
-        "unsupported": 7,  # README.md site.css .gitignore×3 .woodsignore×2
+        "unsupported": 5,  # .gitignore×3 .woodsignore×2
         "binary": 3,  # logo.png nul.py edge_nul.py
         "too_large": 1,
         "bad_filename": 1,
@@ -109,7 +111,7 @@ def test_hostile_tree_exact_files_and_reasons(hostile: Path) -> None:
     assert result.skipped_examples["bad_filename"] == ["bad\\xffname.py"]
     assert result.skipped_examples["too_large"] == ["big.py"]
     assert result.skipped_examples["binary"] == ["assets/logo.png", "src/edge_nul.py", "src/nul.py"]
-    assert result.languages == Counter({"python": 7, "ruby": 3})
+    assert result.languages == Counter({"python": 7, "ruby": 3, "markdown": 1, "css": 1})
     assert result.warnings == []
 
 
@@ -386,3 +388,182 @@ def test_a_package_named_venv_is_indexed_and_minified_bundles_are_not(tmp_path):
     result = discover(tmp_path)
     assert [f.path for f in result.files] == ["app.js", "venv/__init__.py"]
     assert result.skipped["minified"] == 1 and result.skipped["ignored_dir"] == 1
+
+
+# --- documents, and the files that stay skipped -------------------------------------------------
+DOCUMENTS = {
+    "README.md": "# Tool\n",
+    "docs/guide.rst": "Guide\n=====\n",
+    "LICENSE": "MIT\n",
+    "LICENSE-APACHE": "Apache\n",
+    "CHANGELOG": "1.0\n",
+    "requirements.txt": "pathspec\n",
+    "Dockerfile": "FROM python\n",
+    "Makefile": "all:\n\ttrue\n",
+    "CMakeLists.txt": "project(x)\n",
+    "pyproject.toml": "[project]\n",
+    "config/app.yml": "a: 1\n",
+    "config/database.yml.example": "a: 1\n",
+    ".env.example": "TOKEN=\n",
+    ".editorconfig": "[*]\n",
+    "tsconfig.json": "{}\n",
+    "db/schema.sql": "CREATE TABLE t (id int);\n",
+    "web/index.html": "<p>hi</p>\n",
+    "web/site.css": "p { color: red }\n",
+    "web/App.vue": "<template></template>\n",
+    "data/small.csv": "a,b\n1,2\n",
+    "config/locales/en.yml": "en:\n  hello: Hello\n",
+    "locales/en-US/app.json": "{}\n",
+    "locales/README.md": "# Translating\n",
+    "pom.xml": "<project/>\n",
+    "go.mod": "module x\n",
+}
+NOT_DOCUMENTS = [".env", "prod.env", "logo.svg", "server.log", "certs/key.pem", "fix.patch", ".gitignore", "Makefile.in"]
+
+
+def test_documents_are_indexed_under_their_kind_and_the_rest_stays_unsupported(tmp_path: Path) -> None:
+    for rel, text in DOCUMENTS.items():
+        write(tmp_path, rel, text)
+    for rel in NOT_DOCUMENTS:
+        write(tmp_path, rel, "text\n")
+    result = discover(tmp_path)
+    assert paths(result) == sorted(DOCUMENTS)
+    by_path = {f.path: f.language for f in result.files}
+    assert by_path["README.md"] == "markdown" and by_path["LICENSE-APACHE"] == "text"
+    assert by_path["config/database.yml.example"] == "yaml" and by_path[".env.example"] == "properties"
+    assert by_path["CMakeLists.txt"] == "cmake" and by_path["data/small.csv"] == "csv"
+    assert result.skipped == Counter({"unsupported": len(NOT_DOCUMENTS)})
+    assert result.skipped_examples["unsupported"] == sorted(NOT_DOCUMENTS)[:5]
+
+
+LOCKS = [
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb", "Cargo.lock",
+    "Gemfile.lock", "poetry.lock", "Pipfile.lock", "uv.lock", "composer.lock", "go.sum", "mix.lock",
+    "Package.resolved", "packages.lock.json", ".terraform.lock.hcl", "gradle.lockfile", "flake.lock",
+]
+
+
+def test_lock_files_are_skipped_by_name_without_being_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for rel in LOCKS:
+        write(tmp_path, f"sub/{rel}", "{}\n")
+    write(tmp_path, "sub/package.json", "{}\n")
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def spying_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(os.fspath(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spying_open)
+    result = discover(tmp_path)
+    monkeypatch.undo()
+    assert paths(result) == ["sub/package.json"]
+    assert result.skipped == Counter({"lock": len(LOCKS)})
+    assert opened == [str(tmp_path / "sub/package.json")]
+
+
+GENERATED_BY_NAME = [
+    "api/user.pb.go", "api/user_pb2.py", "api/user_pb2_grpc.py", "web/user_pb.js", "static/app.js.map",
+    "static/site.css.map", "src/__snapshots__/App.test.js.snap", "pkg/zz_generated.deepcopy.go",
+    "ui/Form1.Designer.cs", "src/PublicAPI.Shipped.txt",
+]
+GENERATED_HEADERS = {
+    "gen/client.go": "// Copyright 2024 The Authors.\n// Licensed under MIT.\n\n// Code generated by mockgen. DO NOT EDIT.\n"
+                     "package gen\n",
+    "gen/types.py": "# @generated by tool\nx = 1\n",
+    "gen/Model.java": "/*\n * NOTE: This class is auto generated by the swagger code generator program.\n"
+                      " * Do not edit the class manually.\n */\nclass Model {}\n",
+    "gen/openapi.yml": "# This file is autogenerated. DO NOT EDIT.\nopenapi: 3.0.0\n",
+    "gen/Thing.java": "// <auto-generated/>\nclass Thing {}\n",
+    "gen/page.html": "<!-- Generated by docs-tool; do not edit -->\n<p>x</p>\n",
+}
+NOT_GENERATED = {
+    "db/schema.rb": "# This file is auto-generated from the current state of the database. Instead\n"
+                    "# of editing this file, please use the migrations feature of Active Record.\nActiveRecord::Schema.define do\nend\n",
+    "app/migrations/0001_initial.py": "# Generated by Django 4.2 on 2024-01-01 00:00\nfrom django.db import migrations\n",
+    "tools/gen.py": '"""Writes files marked @generated and DO NOT EDIT."""\n\ndef main():\n    pass\n',
+    "docs/generating.md": "# Generating code\n\nGenerated files say DO NOT EDIT.\n",
+}
+
+
+def test_generated_files_by_name_and_by_header(tmp_path: Path) -> None:
+    for rel in GENERATED_BY_NAME:
+        write(tmp_path, rel, "x = 1\n")
+    for rel, text in {**GENERATED_HEADERS, **NOT_GENERATED}.items():
+        write(tmp_path, rel, text)
+    result = discover(tmp_path)
+    assert paths(result) == sorted(NOT_GENERATED)
+    assert result.skipped == Counter({"generated": len(GENERATED_BY_NAME) + len(GENERATED_HEADERS)})
+
+
+def test_a_generated_header_far_below_the_top_does_not_count(tmp_path: Path) -> None:
+    write(tmp_path, "late.go", "// x\n" * 40 + "// Code generated by x. DO NOT EDIT.\npackage late\n")
+    write(tmp_path, "early.go", "// x\n" * 39 + "// Code generated by x. DO NOT EDIT.\npackage early\n")
+    result = discover(tmp_path)
+    assert paths(result) == ["late.go"] and result.skipped == Counter({"generated": 1})
+
+
+def test_minified_by_name_and_by_content(tmp_path: Path) -> None:
+    write(tmp_path, "static/site.min.css", "a{b:c}\n")
+    write(tmp_path, "static/bundle.js", "var a=1;" * 500)  # one 4 KB line, no `.min.` in the name
+    write(tmp_path, "static/blob.json", '{"k":' + '"v",' * 400 + '"z":1}')
+    write(tmp_path, "static/ok.json", '{\n  "a": 1\n}\n' * 200)
+    write(tmp_path, "long_lines.py", "x = '" + "a" * 5000 + "'\n")  # long lines in code are not minification
+    write(tmp_path, "long_lines.md", ("word " * 200 + "\n\n") * 5)
+    result = discover(tmp_path)
+    assert paths(result) == ["long_lines.md", "long_lines.py", "static/ok.json"]
+    assert result.skipped == Counter({"minified": 3})
+
+
+def test_data_files_by_extension_and_size(tmp_path: Path) -> None:
+    write(tmp_path, "events.jsonl", '{"a": 1}\n')
+    write(tmp_path, "shapes.geojson", "{}\n")
+    write(tmp_path, "fixtures/big.json", "{\n" + '  "k": 1,\n' * 30_000 + '  "z": 1\n}\n')  # ~300 KB
+    write(tmp_path, "fixtures/dump.xml", "<a>\n" + "  <b/>\n" * 40_000 + "</a>\n")
+    write(tmp_path, "tables/big.csv", "a,b\n" * 5_000)  # 20 KB
+    write(tmp_path, "tables/small.tsv", "a\tb\n" * 100)
+    write(tmp_path, "config/big.yml", "key:\n" + "  - value\n" * 30_000)  # configuration has no data limit
+    result = discover(tmp_path)
+    assert paths(result) == ["config/big.yml", "tables/small.tsv"]
+    assert result.skipped == Counter({"data": 5})
+
+
+def test_translation_catalogs_but_english_are_skipped(tmp_path: Path) -> None:
+    skipped = ["config/locales/de.yml", "config/locales/devise.fr.yml", "config/locales/pt-BR.yml",
+               "locales/zh_TW/app.json", "i18n/ja/strings.properties", "po/de.po", "po/app.pot",
+               "ios/Localizable.xliff"]
+    kept = ["config/locales/en.yml", "config/locales/devise.en.yml", "locales/en-GB/app.json",
+            "locales/README.md", "i18n/index.js", "i18n/index.json", "lang/go.yml"]
+    for rel in [*skipped, *kept]:
+        write(tmp_path, rel, "x: 1\n")
+    result = discover(tmp_path)
+    assert paths(result) == sorted(kept)
+    assert result.skipped == Counter({"translation": len(skipped)})
+
+
+def test_skip_reasons_are_all_declared(tmp_path: Path) -> None:
+    assert len(set(discovery.SKIP_REASONS)) == len(discovery.SKIP_REASONS)
+    assert {"lock", "generated", "data", "translation", "minified", "unsupported"} <= set(discovery.SKIP_REASONS)
+
+
+def test_extension_less_files_are_named_by_their_shebang(tmp_path: Path) -> None:
+    """Extension-less files the name leaves open are read: a `#!` line naming a shell makes them
+    Bash; anything else stays `unsupported`, and a file with an unknown extension is never read."""
+    write(tmp_path, "bin/setup", "#!/bin/bash\necho hi\n")
+    write(tmp_path, "bin/notes", "plain\n")
+    write(tmp_path, "data.xyz", "#!/bin/bash\n")  # an unknown extension is never read
+    result = discover(tmp_path)
+    assert [(f.path, f.language) for f in result.files] == [("bin/setup", "bash")]
+    assert result.skipped == Counter({"unsupported": 2})
+
+
+def test_translated_documentation_beside_an_english_original_is_skipped(tmp_path: Path) -> None:
+    kept = ["docs/en/docs/index.md", "docs/en/mkdocs.yml", "docs/missing-translation.md", "help/en/syntax.html",
+            "src/de/parser.py", "notes/de/todo.md", "site/content/fr/page.md"]  # code, or no English sibling
+    skipped = ["docs/de/docs/index.md", "docs/zh-hant/docs/index.md", "docs/pt/mkdocs.yml", "help/fr/syntax.html"]
+    for rel in [*kept, *skipped]:
+        write(tmp_path, rel, "x: 1\n")
+    write(tmp_path, "src/en/parser.py")
+    result = discover(tmp_path)
+    assert paths(result) == sorted([*kept, "src/en/parser.py"])
+    assert result.skipped == Counter({"translation": len(skipped)})

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.helpers import REPO, run_cli
 
 pytestmark = pytest.mark.model
 
@@ -115,8 +115,23 @@ def test_every_unit_line_range_matches_its_file_in_every_language(model_repo):
         assert body.strip() in span, (identifier, path, start, end)
         languages.add(language)
         checked += 1
-    assert {"ruby", "erb", "python", "javascript", "typescript", "go", "java", "rust"} - languages <= {"javascript"}
+    expected = {
+        "ruby", "erb", "python", "javascript", "typescript", "go", "java", "rust",
+        "scala", "haskell", "elixir", "lua", "bash", "zig",
+        "c", "cpp", "csharp", "php", "kotlin", "swift",
+    }
+    assert expected - languages <= {"javascript"}
+    # documents too: a README's nested sections and the fixtures' configuration files
+    assert {"markdown", "toml", "json", "xml", "gomod"} <= languages
     assert checked > 300
+
+
+def test_a_readme_section_is_found_by_its_words_and_resolves_by_anchor(model_repo):
+    assert _top(model_repo, "install from a checkout with pip")[0] == "python_pkg/README.md#installation"
+    result = run_cli("resolve", "python_pkg/README.md#exporting", "--path", str(model_repo), "--json")
+    payload = json.loads(result.stdout)
+    assert result.code == 0 and payload["type"] == "document"
+    assert payload["line_start"] == 20 and payload["file_path"] == "python_pkg/README.md"
 
 
 def test_vector_search_does_not_import_torch(model_repo):

@@ -198,3 +198,33 @@ def test_three_hundred_nested_classes() -> None:
     assert leaf.identifier == "nest." + ".".join(f"C{i}" for i in range(depth)) + ".leaf"
     assert leaf.parent == result.units[-2].identifier
     assert leaf.line_start == depth + 1
+
+
+def test_the_implementation_owns_the_name_its_overload_stubs_share() -> None:
+    source = (
+        "from typing import overload\n"
+        "\n"
+        "class Box:\n"
+        "    @overload\n"
+        "    def get(self, key: int) -> int: ...\n"
+        "    @overload\n"
+        "    def get(self, key: str) -> str: ...\n"
+        "    def get(self, key):\n"
+        "        def inner():\n"
+        "            return key\n"
+        "        return inner()\n"
+        "\n"
+        "def again():\n"
+        "    return 1\n"
+        "\n"
+        "def again():\n"
+        "    return 2\n"
+    )
+    units = {u.identifier: u for u in extract("pkg/box.py", source.encode()).units}
+    assert units["pkg.box.Box.get"].line_start == 8  # the implementation, not the first stub
+    assert units["pkg.box.Box.get#overload1"].line_start == 4
+    assert units["pkg.box.Box.get#overload2"].line_start == 6
+    assert units["pkg.box.Box.get.inner"].parent == "pkg.box.Box.get"
+    assert units["pkg.box.Box.get#overload1"].metadata["overload"] is True
+    # a plain redefinition keeps the numbering: the first definition owns the name
+    assert units["pkg.box.again"].line_start == 13 and units["pkg.box.again#2"].line_start == 16

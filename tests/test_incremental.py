@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import FIXTURES, REPO, run_cli
+from tests.helpers import FAKE_EMBEDDER, FIXTURES, REPO, index_with_fake, run_cli
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.errors import InputError, LockTimeoutError
 from woods.indexing import index_repository
@@ -152,8 +152,7 @@ def test_second_indexer_waits_then_fails_cleanly(tmp_path):
     _index(root, store)
     with StoreLock(store, wait=0), pytest.raises(LockTimeoutError):
         index_repository(root, store, CountingFake, wait=0.2)
-    result = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--wait", "0")
-    assert result.code == 0  # the lock is free again
+    index_with_fake(root, "--store", str(store), "--wait", "0")  # the lock is free again
 
 
 def test_cli_lock_timeout_is_exit_2(tmp_path):
@@ -166,14 +165,14 @@ def test_cli_lock_timeout_is_exit_2(tmp_path):
     )
     try:
         assert holder.stdout.readline().strip() == "held"
-        result = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--wait", "0.5")
+        result = index_with_fake(root, "--store", str(store), "--wait", "0.5", expect=None)
         assert result.code == 2
         assert "--wait" in result.stderr and "Traceback" not in result.stderr
     finally:
         holder.kill()
         holder.wait()
     # A lock left by a dead process is simply taken over.
-    assert run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--wait", "0").code == 0
+    index_with_fake(root, "--store", str(store), "--wait", "0")
 
 
 @pytest.mark.parametrize("phase", ["discover", "parse", "write"])
@@ -182,14 +181,14 @@ def test_kill_at_any_phase_keeps_the_previous_index(tmp_path, phase):
     phase 2 leaves phase 1 published: tests/test_two_phase.py)."""
     root = _repo(tmp_path)
     store = tmp_path / "s"
-    assert run_cli("index", str(root), "--store", str(store), "--embedder", "fake").code == 0
+    index_with_fake(root, "--store", str(store))
     before = run_cli("search", "JournalCsvExporter", "--store", str(store), "--json")
     assert before.code == 0
     (root / "python_pkg/ledger/new_module.py").write_text("def brand_new():\n    return 1\n")
 
-    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
+    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", **FAKE_EMBEDDER)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "woods", "index", str(root), "--store", str(store), "--embedder", "fake"],
+        [sys.executable, "-m", "woods", "index", str(root), "--store", str(store)],
         cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
     )
     deadline = time.monotonic() + 60
@@ -203,8 +202,7 @@ def test_kill_at_any_phase_keeps_the_previous_index(tmp_path, phase):
     after = run_cli("search", "JournalCsvExporter", "--store", str(store), "--json")
     assert after.code == 0, after.stderr
     assert json.loads(after.stdout)["results"] == json.loads(before.stdout)["results"]
-    again = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--json")
-    assert again.code == 0, again.stderr
+    index_with_fake(root, "--store", str(store), "--json")
     assert not list(store.glob("building-*"))
     assert run_cli("lookup", "ledger.new_module.brand_new", "--store", str(store)).code == 0
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_fixture
+from tests.helpers import copy_fixture
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.indexing import index_repository
 from woods.retrieval.executor import SearchExecutor, matched_fields_for

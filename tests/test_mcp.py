@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.test_api import build_repo
+from tests.helpers import SAMPLE_REPO, build_repo, write_files
 from woods.api import Index
 from woods.mcp_server import (
     ERROR_CODES,
@@ -130,8 +130,12 @@ def test_every_tool_answers_what_the_python_api_answers(repo, api):
     assert got["codebase_retrieve"].content[0].text == retrieval.context
     assert got["codebase_retrieve"].structured_content == retrieval.to_dict()
 
-    hits = [h.to_dict() for h in api.search("invoice charge", limit=5)]
-    assert got["search"].structured_content == {"query": "invoice charge", "result_count": len(hits), "results": hits}
+    searched = api.search("invoice charge", limit=5)
+    hits = [h.to_dict() for h in searched]
+    assert got["search"].structured_content == {
+        "query": "invoice charge", "mode": "semantic", "strategy": searched.strategy, "result_count": len(hits),
+        "results": hits, "applied_scope": None, "warnings": [],
+    }
     assert json.loads(got["search"].content[0].text) == got["search"].structured_content
     typed = [h.to_dict() for h in api.search("charge amount", types=["method"], strategy="hybrid")]
     assert got["search_typed"].structured_content["results"] == typed
@@ -153,6 +157,7 @@ def test_every_tool_answers_what_the_python_api_answers(repo, api):
     assert page["truncated"] == (len(users) > 3)
 
     assert got["structure"].structured_content == api.structure().to_dict()
+    assert got["structure"].structured_content["top_pagerank"] == [u.to_dict() for u in api.pagerank()]
     ranked = api.pagerank(limit=1000)
     assert got["pagerank"].structured_content == {
         "total_nodes": len(ranked), "results": [u.to_dict() for u in ranked[:3]]
@@ -242,7 +247,13 @@ def test_reindex_switches_the_running_server_to_the_new_index(tmp_path):
     assert status.structured_content["changes"]["added"] == ["app/models/refund.rb"]
     payload = reindexed.structured_content
     assert not reindexed.is_error and payload["generation"] != payload["previous_generation"]
-    assert payload["changed_files"] == ["app/models/refund.rb"] and payload["summary"]["reused_vectors"] > 0
+    assert payload["mode"] == "incremental" and payload["message"].startswith("incremental re-index")
+    assert payload["changed_files"] == ["app/models/refund.rb"]
+    assert payload["changed_files_status"] == {"app/models/refund.rb": "changed"}
+    assert payload["parsed_files"] == 1 and payload["reused_files"] == payload["files"] - 1
+    # The lexical generation answers at once; the vectors follow in the background.
+    assert payload["summary"]["vectors_pending"] is True and payload["summary"]["searchable_seconds"] is not None
+    assert payload["vectors"]["state"] in ("pending", "embedding", "complete")
     assert not after.is_error and after.structured_content["file_path"] == "app/models/refund.rb"
 
 
@@ -344,5 +355,44 @@ def test_ranked_but_unreadable_units_are_a_stale_index_error(repo, monkeypatch):
         monkeypatch.setattr(Index, "retrieve", unreadable)
         _text, body, is_error = tools.call("codebase_retrieve", {"query": "invoice"})
         assert is_error and body["error"]["code"] == "stale_index"
+    finally:
+        tools.close()
+
+
+def test_reindex_reports_what_happened_and_checks_the_files_it_was_told_about(tmp_path):
+    from woods.embedding.fake import FakeEmbeddingProvider
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "logo.svg").write_text("<svg/>\n")  # a file woods does not index
+    # No index yet: a session started with the repository root builds it on `reindex`.
+    tools = WoodsTools(root / ".woods", root=root, provider_factory=FakeEmbeddingProvider)
+    try:
+        _text, degraded, is_error = tools.call("search", {"query": "invoice"})
+        assert is_error and degraded["error"]["code"] == "degraded_index"
+        write_files(root, SAMPLE_REPO)
+        _text, first, is_error = tools.call("reindex", {"changed_files": ["lib/report.py", "logo.svg"]})
+        assert not is_error, first
+        assert (first["mode"], first["previous_generation"]) == ("full", None)
+        assert first["changed_files_status"] == {"logo.svg": "not_indexed", "lib/report.py": "changed"}
+        # The vectors follow in the background; then the index moves to the vector-complete generation.
+        assert tools.index().wait_for_vectors(60)
+        built = tools.index().generation
+
+        _text, same, _ = tools.call("reindex", {"changed_files": ["lib/report.py"]})
+        assert same["mode"] == "up_to_date" and same["generation"] == built
+        assert same["changed_files_status"] == {"lib/report.py": "unchanged"} and same["other_changes"] == []
+        assert same["message"].startswith("up to date")
+
+        (root / "app/models/payment.rb").write_text("class Payment\n  def capture\n    false\n  end\nend\n")
+        (root / "lib/extra.py").write_text("def extra():\n    return 1\n")
+        _text, told, _ = tools.call("reindex", {"changed_files": ["app/models/payment.rb", "lib/report.py",
+                                                                  "docs/missing.rb"]})
+        assert told["mode"] == "incremental" and told["previous_generation"] == built
+        assert told["changed_files_status"] == {
+            "app/models/payment.rb": "changed", "docs/missing.rb": "not_indexed", "lib/report.py": "unchanged",
+        }
+        assert told["other_changes"] == ["lib/extra.py"]  # woods found it although nobody listed it
+        assert told["parsed_files"] == 2 and told["reused_files"] == told["files"] - 2
     finally:
         tools.close()

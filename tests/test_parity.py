@@ -26,22 +26,68 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import REPO
 from woods.evaluate import run_evaluation
 
-BENCH = Path("/work/shared/parity/woods-ruby-bench")
 EXPLAINED = {"hybrid-2"}
+# The bench lives beside the clone, in `../shared` (CI checks `../shared` out next to the repository).
+BENCH_PARTS = ("shared", "parity", "woods-ruby-bench")
+BENCH_FILES = ("corpus.json", "vectors.json", "capture_report.json", "baseline.json")
 
-pytestmark = pytest.mark.skipif(not (BENCH / "corpus.json").is_file(), reason="Ruby bench data not available")
+
+def checkout_roots(repo: Path = REPO) -> list[Path]:
+    """The repository root and, when it is a linked git worktree, the main checkout too (whose
+    `../shared` is the one a worktree elsewhere on disk shares)."""
+    roots = [repo]
+    dot_git = repo / ".git"
+    if dot_git.is_file():
+        pointer = dot_git.read_text(encoding="utf-8").strip()
+        if pointer.startswith("gitdir:"):
+            gitdir = (repo / pointer.split(":", 1)[1].strip()).resolve()
+            commondir = gitdir / "commondir"
+            if commondir.is_file():
+                common = (gitdir / commondir.read_text(encoding="utf-8").strip()).resolve()
+                if common.name == ".git" and common.parent not in roots:
+                    roots.append(common.parent)
+    return roots
+
+
+def bench_candidates() -> list[Path]:
+    return [root.parent.joinpath(*BENCH_PARTS) for root in checkout_roots()]
 
 
 @pytest.fixture(scope="module")
-def capture() -> dict[str, dict]:
-    return {r["id"]: r for r in json.loads((BENCH / "capture_report.json").read_text())["results"]}
+def bench() -> Path:
+    """The Ruby bench directory; its absence fails the suite (a parity check that silently skips
+    is no check)."""
+    for candidate in bench_candidates():
+        if all((candidate / name).is_file() for name in BENCH_FILES):
+            return candidate
+    looked = ", ".join(str(c) for c in bench_candidates())
+    pytest.fail(f"the Ruby bench is missing: looked for {', '.join(BENCH_FILES)} in {looked}; "
+                "check out `shared` next to the repository", pytrace=False)
 
 
 @pytest.fixture(scope="module")
-def report():
-    return run_evaluation(BENCH / "corpus.json", vectors_path=BENCH / "vectors.json")
+def capture(bench: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in json.loads((bench / "capture_report.json").read_text())["results"]}
+
+
+@pytest.fixture(scope="module")
+def report(bench: Path):
+    return run_evaluation(bench / "corpus.json", vectors_path=bench / "vectors.json")
+
+
+def test_the_bench_is_found_beside_the_repository(tmp_path: Path) -> None:
+    assert bench_candidates()[0] == REPO.parent / "shared" / "parity" / "woods-ruby-bench"
+    # A linked worktree also looks beside its main checkout.
+    main, worktree = tmp_path / "main", tmp_path / "wt" / "feature"
+    (main / ".git" / "worktrees" / "feature").mkdir(parents=True)
+    (main / ".git" / "worktrees" / "feature" / "commondir").write_text("../..\n")
+    worktree.mkdir(parents=True)
+    (worktree / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feature'}\n")
+    assert checkout_roots(worktree) == [worktree, main.resolve()]
+    assert checkout_roots(main) == [main]
 
 
 def test_retrieved_lists_match_the_ruby_capture(report, capture) -> None:
@@ -76,8 +122,8 @@ def test_metrics_match_the_capture_per_query(report, capture) -> None:
         assert q.metrics["mrr"] == pytest.approx(ruby["mrr"])
 
 
-def test_every_strategy_clears_the_baseline_thresholds(report) -> None:
-    thresholds = json.loads((BENCH / "baseline.json").read_text())["thresholds"]
+def test_every_strategy_clears_the_baseline_thresholds(report, bench) -> None:
+    thresholds = json.loads((bench / "baseline.json").read_text())["thresholds"]
     by_strategy = report.aggregates["by_strategy"]
     assert set(by_strategy) == set(thresholds)
     for strategy, floor in thresholds.items():
@@ -87,8 +133,8 @@ def test_every_strategy_clears_the_baseline_thresholds(report) -> None:
         assert means["mean_mrr"] >= floor["mrr"], strategy
 
 
-def test_capture_era_rrf_policy_gives_the_same_answers_here(report) -> None:
+def test_capture_era_rrf_policy_gives_the_same_answers_here(report, bench) -> None:
     # No bench unit is chunked, so the unit-level and per-occurrence RRF policies agree.
-    occurrence = run_evaluation(BENCH / "corpus.json", vectors_path=BENCH / "vectors.json", rrf_policy="occurrence",
+    occurrence = run_evaluation(bench / "corpus.json", vectors_path=bench / "vectors.json", rrf_policy="occurrence",
                                 with_baselines=False)
     assert [q.retrieved for q in occurrence.queries] == [q.retrieved for q in report.queries]

@@ -151,6 +151,8 @@ def test_split_segments_across_language_spellings():
     assert normalized_segments("q.Queue._put") == ("q", "queue", "_put")
     assert normalized_segments("Foo.__init__") == ("foo", "__init__")
     assert normalized_segments("my-lib/x_y:Z") == ("mylib", "xy", "z")
+    assert split_segments("Acme\\Cache\\ArrayCache::withPrefix") == ("Acme", "Cache", "ArrayCache", "withPrefix")
+    assert split_segments("Acme\\Cache\\ArrayCache::get(x)") == ("Acme", "Cache", "ArrayCache", "get(x)")
 
 
 def test_stable_id_helper_matches_the_index(index):
@@ -613,10 +615,12 @@ def test_fixture_every_identifier_resolves_to_its_unit(fixture_index):
     for record in records:
         out = resolve(fixture_index, record["identifier"])
         where = (record["identifier"], record["type"], record["file_path"], record["line_start"])
-        found = [(c.identifier, c.type, c.file_path, c.line_start) for c in out.candidates]
+        # a reopened Ruby class resolves to its home file and lists the other occurrences
+        found = [(c.identifier, c.type, c.file_path, c.line_start) for c in (*out.candidates, *out.alternatives)]
         assert where in found, (record["identifier"], out.to_dict())
         if out.status is RESOLVED:
             assert out.confidence >= 0.98
+            assert all(a.identifier == record["identifier"] for a in out.alternatives)
         else:  # only a shared identifier may be ambiguous
             assert sum(r["identifier"] == record["identifier"] for r in records) > 1
 
@@ -656,3 +660,19 @@ def test_fixture_inherited_members_resolve(fixture_index):
                 checked += 1
     if checked == 0:
         pytest.skip("this fixture has no inherited members to resolve")
+
+
+def test_php_names_resolve_by_their_short_spellings(tmp_path):
+    """PHP's `\\` separates namespace segments like `::` and `.` do elsewhere."""
+    units = [
+        u("Acme\\Cache\\ArrayCache", "class", "src/Cache/ArrayCache.php", 5, 20, language="php"),
+        u("Acme\\Cache\\ArrayCache::withPrefix", "method", "src/Cache/ArrayCache.php", 8, 11, language="php",
+          parent="Acme\\Cache\\ArrayCache"),
+    ]
+    stores = build(tmp_path / "store", units)
+    try:
+        method = resolve(stores, "ArrayCache::withPrefix")
+        assert (method.status, method.identifier) == (RESOLVED, "Acme\\Cache\\ArrayCache::withPrefix")
+        assert resolve(stores, "Cache\\ArrayCache").identifier == "Acme\\Cache\\ArrayCache"
+    finally:
+        stores.close()

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.errors import InputError
 from woods.indexing import build_index_from_units
-from woods.resolve import Candidate, ResolveOutcome, ResolveStatus, resolve
+from woods.resolve import Candidate, ResolveOutcome, ResolveStatus, resolve, split_segments
+from woods.resolve_parse import StructuredRef, parse_reference
 from woods.store.index import IndexStores
 from woods.units import Unit
 
@@ -54,7 +55,8 @@ def where(unit: Unit) -> tuple[str, str, str, int]:
 
 
 def found(outcome: ResolveOutcome) -> list[tuple[str, str, str, int]]:
-    return [(c.identifier, c.type, c.file_path, c.line_start) for c in outcome.candidates]
+    """Candidates and the alternatives set aside for a resolved unit (a reopened Ruby class)."""
+    return [(c.identifier, c.type, c.file_path, c.line_start) for c in (*outcome.candidates, *outcome.alternatives)]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -74,12 +76,42 @@ def test_own_identifier_resolves_to_its_unit(specs):
                     assert out.status is ResolveStatus.RESOLVED
                     assert (out.identifier, out.type, out.file_path) == (unit.identifier, unit.type, unit.file_path)
                     assert out.confidence is not None and out.confidence >= 0.98
+                elif out.status is ResolveStatus.RESOLVED:  # same definition, two spellings: collapsed
+                    assert out.identifier == unit.identifier and out.alternatives
                 else:
                     assert out.status is ResolveStatus.AMBIGUOUS
                     typed = resolve(stores, unit.identifier, type=unit.type)
                     assert where(unit) in found(typed)
                     if per_typed[(unit.identifier, unit.type)] == 1:
                         assert typed.status is ResolveStatus.RESOLVED and typed.confidence >= 0.98
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(unit_spec, min_size=1, max_size=8))
+def test_own_member_phrased_in_english_is_found(specs):
+    """"Owner's name" and "name of Owner" for a unit `…Owner<sep>name` parse and find that unit."""
+    units = make_units(specs)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store"
+        build_index_from_units(units, FakeEmbeddingProvider(), store, link=True)
+        with IndexStores.open(store) as stores:
+            for unit in units:
+                segments = split_segments(unit.identifier)
+                if len(segments) < 2:
+                    continue
+                for phrase in (f"{segments[-2]}'s {segments[-1]}", f"{segments[-1]} of {segments[-2]}"):
+                    if parse_reference(phrase) is None:  # an article or a preposition as a name
+                        continue
+                    assert where(unit) in found(resolve(stores, phrase)), phrase
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=80), st.lists(st.sampled_from(
+    ["the", "a", "of", "in", "on", "from", "defined", "method", "class", "module", "file", "'s", "Foo", "x.py",
+     "Foo's", "bar", "`baz()`", "empty?", "lib/a.rb", "::", "#", ".", "’s", "type"]), max_size=8).map(" ".join)))
+def test_the_phrase_parser_is_total(text):
+    parsed = parse_reference(text)
+    assert parsed is None or (isinstance(parsed, StructuredRef) and parsed.name)
 
 
 SHARED_UNITS = [

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES, REPO, run_cli
+from tests.helpers import FAKE_EMBEDDER
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.indexing import index_repository
 from woods.indexing.generation import EMBED_BATCH, EmbeddingCancelled
@@ -196,9 +197,9 @@ def test_resume_cache_is_never_trusted_across_models(tmp_path):
 
 
 def _kill_at(phase: str, root: Path, store: Path) -> None:
-    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1")
+    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", **FAKE_EMBEDDER)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "woods", "index", str(root), "--store", str(store), "--embedder", "fake"],
+        [sys.executable, "-m", "woods", "index", str(root), "--store", str(store)],
         cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
     )
     deadline = time.monotonic() + 120
@@ -227,16 +228,16 @@ def test_kill_9_during_phase_two_keeps_phase_one_and_resumes(tmp_path):
     vectors = json.loads(status.stdout)["vectors"]
     assert vectors["state"] == "interrupted"
     assert vectors["embedded"] == EMBED_BATCH and vectors["total"] > GENERATED_FUNCTIONS
-    text = run_cli("status", "--store", str(store))
+    text = run_cli("status", "--store", str(store), expect=0)
     assert f"vectors: {EMBED_BATCH:,} / {vectors['total']:,} embedded" in text.stdout
 
-    again = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--json")
+    again = run_cli("index", str(root), "--store", str(store), "--json", env=FAKE_EMBEDDER)
     assert again.code == 0, again.stderr
     summary = json.loads(again.stdout)["summary"]
     assert summary["resumed_vectors"] == EMBED_BATCH
     assert summary["embedded"] == summary["chunks"] - EMBED_BATCH
     assert summary["reused_files"] == summary["files"], "phase 1 is not redone"
-    done = json.loads(run_cli("status", "--store", str(store), "--json").stdout)["vectors"]
+    done = json.loads(run_cli("status", "--store", str(store), "--json", expect=0).stdout)["vectors"]
     assert done == {"state": "complete", "embedded": summary["chunks"], "total": summary["chunks"]}
     assert not list(store.glob("building-*"))
 
@@ -245,7 +246,36 @@ def test_kill_9_before_phase_two_publishes_embeds_nothing_again(tmp_path):
     root = _repo(tmp_path)
     store = tmp_path / "s"
     _kill_at("vectors-write", root, store)
-    again = run_cli("index", str(root), "--store", str(store), "--embedder", "fake", "--json")
+    again = run_cli("index", str(root), "--store", str(store), "--json", env=FAKE_EMBEDDER)
     assert again.code == 0, again.stderr
     summary = json.loads(again.stdout)["summary"]
     assert summary["embedded"] == 0 and summary["resumed_vectors"] == summary["chunks"]
+
+
+def test_vendored_code_gets_no_vectors_but_stays_searchable(tmp_path):
+    """(Generated files such as *_pb2.py are skipped by discovery already; a generated path that
+    discovery keeps, like types/*.d.ts, is declined by the same rule.)"""
+    from woods.indexing.plan import wants_vector
+
+    root = _repo(tmp_path)
+    (root / "vendor" / "acme").mkdir(parents=True)
+    (root / "vendor" / "acme" / "tinylib.py").write_text("def vendored_helper_zeta():\n    return 'zeta'\n")
+    store = tmp_path / "s"
+    index_repository(root, store, CountingFake, workers=1)
+    with IndexStores.open(store) as stores:
+        chunked = {c.unit_key for c in stores.metadata.chunks()}
+        units = {r["identifier"]: r for r in stores.metadata.all_records()}
+        skipped = [r for r in units.values() if r["file_path"].startswith("vendor/")]
+        assert skipped and not any(r["id"] in chunked for r in skipped)
+        assert any(r["id"] in chunked for r in units.values() if r["file_path"].startswith("python_pkg/ledger/"))
+        for name in ("vendored_helper_zeta",):
+            result = Retriever(stores, FakeEmbeddingProvider).retrieve(name)
+            assert any(name in c.identifier for c in result.candidates), name
+            assert result.warnings == ()
+    assert not wants_vector(next(u for u in _units_of(root, "vendor/acme/tinylib.py")))
+
+
+def _units_of(root: Path, path: str):
+    from woods.extract import extract_file
+
+    return extract_file(path, (root / path).read_bytes()).units

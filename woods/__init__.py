@@ -6,7 +6,7 @@ tree-sitter grammars; each heavy dependency is imported where it is first needed
 
 from woods.version import __version__
 
-__all__ = ["Index", "__version__"]
+__all__ = ["Index", "__version__", "build_index"]
 
 
 def __getattr__(name: str) -> object:
@@ -14,4 +14,8 @@ def __getattr__(name: str) -> object:
         from woods.api import Index
 
         return Index
+    if name == "build_index":
+        from woods.api import build_index
+
+        return build_index
     raise AttributeError(f"module 'woods' has no attribute {name!r}")

@@ -1,48 +1,85 @@
-"""The Python API: `woods.Index`, one warm, thread-safe handle on a published index.
+"""The Python API: `woods.Index`, one warm, thread-safe handle on a published index, and
+`build_index`, the one way an index is built.
 
-Why: an assistant backend (the MCP server, an editor plugin, a notebook) asks many small questions
-of one index. Opening SQLite, FAISS and the query encoder per question costs more than answering
-it, so `Index` opens them once and keeps them — and the embedding model — warm for its lifetime.
+Why: the library answers every question; the CLI (`woods …`) and the MCP server (`woods mcp`) are
+thin renderers over it, so the same question gets the same answer on every interface — the same
+ranked hits and scores, the same resolve outcome, the same graph rows under the same field names.
+An assistant backend (the MCP server, an editor plugin, a notebook) asks many small questions of
+one index; opening SQLite, FAISS and the query encoder per question costs more than answering it,
+so `Index` opens them once and keeps them — and the embedding model — warm for its lifetime.
 
 Guarantees:
-- Every answer is a frozen dataclass (`SearchHit`, `Retrieval`, `UnitRecord`, `GraphNeighbor`,
-  `RankedUnit`, `Structure`, `Status`) or the retrieval core's own typed value (`ResolveOutcome`);
-  each has `to_dict()` with JSON-ready values.
+- Every answer is a frozen dataclass (`SearchResult` of `SearchHit`s, `Retrieval`, `UnitRecord`,
+  `GraphWalk` of `GraphNeighbor`s, `RankedUnit`, `Structure`, `Status`) or the retrieval core's
+  own typed value (`ResolveOutcome`); each has `to_dict()` with JSON-ready values, and those dicts
+  are exactly what `woods … --json` and the MCP tools emit.
+- Results from files that changed on disk since indexing are marked `stale` (search hits, the
+  resolved unit), with one warning naming them.
 - Concurrent readers are safe: the stores are read-only (`immutable=1` SQLite, an in-memory FAISS
-  index), and every lazily built piece of shared state (the retriever's pipeline on its first
+  index), and every lazily built piece of shared state (the retrievers' pipelines on their first
   query, the query embedder, the resolve searcher, the PageRank table) is built under a lock.
 - One question sees one generation: each call pins the generation that was current when it
   started. `update()` publishes a new generation and switches the handle to it; calls already
   running finish on the old one, which is closed when the last of them returns. Never a mix.
-- Reading never writes: only `update()` writes, through the index builder and its store lock.
+- Reading never writes: only `build_index` and `update()` write, through the index builder and its
+  store lock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from woods.errors import InputError, WoodsError
+from woods.limits import (
+    DEFAULT_CONTEXT_BUDGET,
+    DEFAULT_GRAPH_DEPTH,
+    DEFAULT_LOCK_WAIT_SECONDS,
+    DEFAULT_MAX_FILE_BYTES,
+    DEFAULT_PAGERANK_LIMIT,
+    DEFAULT_PROFILE,
+    DEFAULT_SEARCH_LIMIT,
+    MAX_CONTEXT_BUDGET,
+    MAX_GRAPH_DEPTH,
+    MAX_LIST_LIMIT,
+    MAX_SEARCH_LIMIT,
+    RESOLVE_DEFAULT_LIMIT,
+)
 from woods.store.identity import public_identifier, strip_chunk
 
-# The retriever assembles a context even when only the ranked list is wanted; candidates do not
-# depend on the budget, so `search` asks for a small one and wastes little work.
-SEARCH_ASSEMBLY_BUDGET = 256
-DEFAULT_SEARCH_LIMIT = 10
-# Ruby `codebase_retrieve` default budget: a comfortable slice of a modern context window.
-DEFAULT_RETRIEVE_BUDGET = 8000
-# Traversals deeper than this return most of a real codebase; nobody reads that as "dependencies".
-MAX_GRAPH_DEPTH = 10
-# The ranked list behind a search is 20 candidates deep (the executor's limit); more is never there.
-MAX_SEARCH_LIMIT = 200
+if TYPE_CHECKING:
+    from woods.embedding.provider import EmbeddingProvider
+    from woods.evaluate.runner import EvaluationReport
+    from woods.freshness import Changes
+    from woods.indexing import IndexSummary, Progress
+    from woods.resolve import ResolveOutcome, Searcher
+    from woods.retrieval.candidates import (
+        AppliedScope,
+        Classification,
+        RankedEntry,
+        RetrievalResult,
+        RetrievalTrace,
+        SourceAttribution,
+        TypeRankEntry,
+    )
+    from woods.retrieval.executor import Embedder
+    from woods.retrieval.retriever import Retriever
+    from woods.store.base import Record
+    from woods.store.index import IndexStores
+    from woods.store.metadata import SQLiteMetadataStore
+
+# Kept under their old names for callers of this module; the values live in woods.limits.
+DEFAULT_RETRIEVE_BUDGET = DEFAULT_CONTEXT_BUDGET
 STRUCTURE_DETAILS = ("summary", "full")
+GRAPH_DIRECTIONS = ("dependencies", "dependents")
 # Query vectors kept per Index: an assistant often asks the same text twice in a row (search, then
 # codebase_retrieve; resolve's search leg), and one embedding costs far more than the rest of a
 # warm query. 256 vectors of 384 floats is about 400 KB.
@@ -76,7 +113,10 @@ class IndexClosedError(WoodsError):
 class SearchHit:
     """One ranked search result: the unit's public identifier, its storage key and where it lives.
 
-    `sources` are the strategies that found it (vector, keyword, graph, direct, …).
+    `key` is the unit's storage key (what `lookup` takes); `chunk` is the embedding id when a chunk
+    of a long unit ranked (`<key>#chunk_N`), else None. `source` is the representative strategy,
+    `sources` every strategy that found it (vector, keyword, graph, direct, exact, lexical, …).
+    `stale` is True when the unit's file changed on disk since indexing.
     """
 
     identifier: str
@@ -88,17 +128,76 @@ class SearchHit:
     line_end: int | None
     sources: tuple[str, ...]
     matched_fields: tuple[str, ...] | None = None
+    source: str = ""
+    chunk: str | None = None
+    stale: bool = False
+
+    @classmethod
+    def from_entry(cls, entry: RankedEntry) -> SearchHit:
+        key = strip_chunk(entry.key)
+        return cls(
+            identifier=entry.identifier,
+            key=key,
+            type=entry.type,
+            score=float(entry.score),
+            file_path=entry.file_path,
+            line_start=entry.line_start,
+            line_end=entry.line_end,
+            sources=tuple(entry.sources),
+            matched_fields=entry.matched_fields,
+            source=entry.source,
+            chunk=entry.key if entry.key != key else None,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "identifier": self.identifier,
             "key": self.key,
+            "chunk": self.chunk,
             "type": self.type,
-            "score": self.score,
             "file_path": self.file_path,
             "line_start": self.line_start,
             "line_end": self.line_end,
+            "score": self.score,
+            "source": self.source,
             "sources": list(self.sources),
+        }
+        if self.matched_fields is not None:
+            data["matched_fields"] = list(self.matched_fields)
+        if self.stale:
+            data["stale"] = True
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSource:
+    """A unit whose text is in an assembled context, in context order.
+
+    `truncated` is True when its block was cut to fit the budget; `matched_fields` are the fields
+    a lexical search matched (None otherwise).
+    """
+
+    identifier: str
+    type: str | None
+    score: float
+    file_path: str | None
+    truncated: bool = False
+    matched_fields: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_attribution(cls, source: SourceAttribution) -> ContextSource:
+        return cls(
+            source.identifier, source.type, float(source.score), source.file_path, bool(source.truncated),
+            source.matched_fields,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "identifier": self.identifier,
+            "type": self.type,
+            "score": self.score,
+            "file_path": self.file_path,
+            "truncated": self.truncated,
         }
         if self.matched_fields is not None:
             data["matched_fields"] = list(self.matched_fields)
@@ -106,23 +205,75 @@ class SearchHit:
 
 
 @dataclass(frozen=True, slots=True)
-class ContextSource:
-    """A unit whose text is in an assembled context, in context order."""
+class SearchResult(Sequence[SearchHit]):
+    """The answer to a search: the ranked hits — this object *is* that sequence (iterate it, take
+    `len`, index it) — plus everything an interface prints about how they were found.
 
-    identifier: str
-    type: str | None
-    score: float
-    file_path: str | None
-    truncated: bool = False
+    Why both: `woods search` shows the strategy, classification, trace, warnings and the assembled
+    context next to the list; keeping them on the result means the CLI, the MCP server and Python
+    callers read one answer instead of re-running pipeline stages. `warnings` includes the
+    staleness warning when hits come from files changed since indexing. `to_dict()` is the JSON
+    object `woods search --json` prints (without `schema_version`). Equality ignores the trace
+    (it carries timings).
+    """
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "identifier": self.identifier,
-            "type": self.type,
-            "score": self.score,
-            "file_path": self.file_path,
-            "truncated": self.truncated,
+    query: str
+    hits: tuple[SearchHit, ...]
+    mode: str
+    strategy: str
+    budget: int
+    tokens_used: int
+    context: str = field(repr=False)
+    sources: tuple[ContextSource, ...]
+    classification: Classification
+    type_rank_context: Mapping[str, TypeRankEntry] | None
+    applied_scope: AppliedScope | None
+    warnings: tuple[str, ...]
+    trace: RetrievalTrace = field(compare=False)
+    result: RetrievalResult = field(repr=False, compare=False)
+
+    @overload
+    def __getitem__(self, index: int) -> SearchHit: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[SearchHit, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> SearchHit | tuple[SearchHit, ...]:
+        return self.hits[index]
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __iter__(self) -> Iterator[SearchHit]:
+        return iter(self.hits)
+
+    def to_dict(self, *, context: bool = True) -> dict[str, Any]:
+        """The search as JSON; `context=False` leaves the assembled context out."""
+        data: dict[str, Any] = {
+            "query": self.query,
+            "mode": self.mode,
+            "strategy": self.strategy,
+            "budget": self.budget,
+            "tokens_used": self.tokens_used,
         }
+        if context:
+            data["context"] = self.context
+        data.update(
+            {
+                "sources": [s.to_dict() for s in self.sources],
+                "results": [h.to_dict() for h in self.hits],
+                "classification": self.classification.to_dict(),
+                "trace": self.trace.to_dict(),
+                "type_rank_context": (
+                    None
+                    if self.type_rank_context is None
+                    else {t: e.to_dict() for t, e in self.type_rank_context.items()}
+                ),
+                "applied_scope": None if self.applied_scope is None else self.applied_scope.to_dict(),
+                "warnings": list(self.warnings),
+            }
+        )
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +291,7 @@ class Retrieval:
     strategy: str
     tokens_used: int
     budget: int
-    result: Any = field(repr=False, compare=False)
+    result: RetrievalResult = field(repr=False, compare=False)
 
     @property
     def stale(self) -> bool:
@@ -162,8 +313,9 @@ class Retrieval:
 class UnitRecord:
     """One unit as stored: identity, place, text and the dependencies extraction recorded.
 
-    `source_code` is None when the lookup asked for no source. `dependencies` are
-    `{"target", "via", "type"}` dicts in extraction order; `dependents` `{"identifier", "type"}`.
+    `source_code` is None when the lookup asked for no source (and `to_dict()` then leaves it
+    out). `dependencies` are `{"target", "via", "type"}` dicts in extraction order; `dependents`
+    `{"identifier", "type"}`. `source_hash` is the SHA-256 of the source.
     """
 
     key: str
@@ -181,9 +333,10 @@ class UnitRecord:
     dependencies: tuple[dict[str, Any], ...]
     dependents: tuple[dict[str, Any], ...]
     metadata: dict[str, Any]
+    source_hash: str | None = None
 
     @classmethod
-    def from_record(cls, record: dict[str, Any], include_source: bool = True) -> UnitRecord:
+    def from_record(cls, record: Record, include_source: bool = True) -> UnitRecord:
         def text(name: str) -> str | None:
             value = record.get(name)
             return None if value is None else str(value)
@@ -209,10 +362,11 @@ class UnitRecord:
             dependencies=tuple(dict(d) for d in record.get("dependencies") or ()),
             dependents=tuple(dict(d) for d in record.get("dependents") or ()),
             metadata=dict(record.get("metadata") or {}),
+            source_hash=text("source_hash"),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "key": self.key,
             "identifier": self.identifier,
             "type": self.type,
@@ -225,10 +379,14 @@ class UnitRecord:
             "signature": self.signature,
             "docstring": self.docstring,
             "source_code": self.source_code,
+            "source_hash": self.source_hash,
             "dependencies": [dict(d) for d in self.dependencies],
             "dependents": [dict(d) for d in self.dependents],
             "metadata": dict(self.metadata),
         }
+        if self.source_code is None:
+            del data["source_code"]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +394,8 @@ class GraphNeighbor:
     """A node reached by a dependency traversal: how (`via`) and how far (`depth`, 1 = direct).
 
     `indexed` is False for names the code refers to but the index holds no unit for (a gem's
-    class, a stdlib module); `types` lists the unit types under that identifier, sorted.
+    class, a stdlib module); `types` lists the unit types under that identifier, sorted; the
+    location is that of its first unit by (file_path, line_start, key).
     """
 
     identifier: str
@@ -246,6 +405,7 @@ class GraphNeighbor:
     types: tuple[str, ...] = ()
     file_path: str | None = None
     line_start: int | None = None
+    line_end: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -256,6 +416,32 @@ class GraphNeighbor:
             "types": list(self.types),
             "file_path": self.file_path,
             "line_start": self.line_start,
+            "line_end": self.line_end,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GraphWalk:
+    """A breadth-first walk of the dependency graph from `identifier` (the public identifier the
+    walk started at), in `direction` ("dependencies" or "dependents"): each node once, in BFS
+    order, neighbours sorted by (identifier, via). `via` and `types` echo the filters applied."""
+
+    identifier: str
+    direction: str
+    depth: int
+    via: str | tuple[str, ...] | None
+    types: tuple[str, ...] | None
+    neighbors: tuple[GraphNeighbor, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "identifier": self.identifier,
+            "direction": self.direction,
+            "depth": self.depth,
+            "via": list(self.via) if isinstance(self.via, tuple) else self.via,
+            "types": None if self.types is None else list(self.types),
+            "total": len(self.neighbors),
+            "results": [n.to_dict() for n in self.neighbors],
         }
 
 
@@ -273,7 +459,8 @@ class RankedUnit:
 
 @dataclass(frozen=True, slots=True)
 class Structure:
-    """What the index holds: counts by type, language and edge kind (and, in full detail, files)."""
+    """What the index holds: counts by type, language and edge kind, the most central units (and,
+    in full detail, every file). Every mapping is keyed in name order."""
 
     generation: str
     root: str | None
@@ -284,9 +471,10 @@ class Structure:
     files_by_language: dict[str, int]
     edges_by_via: dict[str, int]
     files: tuple[dict[str, Any], ...] = ()
+    top_pagerank: tuple[RankedUnit, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "generation": self.generation,
             "root": self.root,
             "created_at": self.created_at,
@@ -295,6 +483,7 @@ class Structure:
             "units_by_type": dict(self.units_by_type),
             "files_by_language": dict(self.files_by_language),
             "edges_by_via": dict(self.edges_by_via),
+            "top_pagerank": [u.to_dict() for u in self.top_pagerank],
         }
         if self.files:
             data["files"] = [dict(f) for f in self.files]
@@ -303,7 +492,8 @@ class Structure:
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """Where the index is, what built it, and which files changed on disk since (`changes`)."""
+    """Where the index is, what built it and what it holds (units by type, files by language,
+    discovery skips by reason, the whole manifest), and which files changed on disk since."""
 
     store: str
     generation: str
@@ -311,7 +501,14 @@ class Status:
     created_at: str | None
     embedder: dict[str, Any]
     counts: dict[str, int]
-    changes: Any  # woods.freshness.Changes
+    changes: Changes
+    manifest: dict[str, Any] = field(default_factory=dict)
+    units_by_type: dict[str, int] = field(default_factory=dict)
+    files_by_language: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    # The vector state (woods.indexing.resume.vector_state): `state` complete / embedding /
+    # interrupted / pending, `embedded` and `total` chunks when known.
+    vectors: dict[str, Any] = field(default_factory=dict)
 
     @property
     def fresh(self) -> bool:
@@ -325,9 +522,87 @@ class Status:
             "created_at": self.created_at,
             "embedder": dict(self.embedder),
             "counts": dict(self.counts),
+            "units_by_type": dict(self.units_by_type),
+            "files_by_language": dict(self.files_by_language),
+            "skipped": dict(self.skipped),
+            "manifest": dict(self.manifest),
             "fresh": self.fresh,
             "changes": self.changes.to_dict(),
+            "vectors": dict(self.vectors),
         }
+
+
+# -- building ------------------------------------------------------------------------------------
+
+
+def build_index(
+    path: str | os.PathLike[str],
+    *,
+    store: str | os.PathLike[str] | None = None,
+    full: bool = False,
+    allow_purge: bool = False,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    wait: float = DEFAULT_LOCK_WAIT_SECONDS,
+    progress: Progress | None = None,
+    workers: int | None = None,
+    provider_factory: Callable[[], EmbeddingProvider] | None = None,
+    vectors: bool = True,
+    should_stop: Callable[[], bool] | None = None,
+    on_searchable: Callable[[IndexSummary], None] | None = None,
+) -> IndexSummary:
+    """Index the repository at `path` into `store` (default `path/.woods`) and publish it.
+
+    Two phases: the lexical generation is published (and `on_searchable(summary)` called) as soon
+    as parsing is done, then the vectors. `vectors=False` stops after the lexical generation (a
+    later run, or `Index.update(background=True)`, adds the vectors); `should_stop()` is asked
+    between embedding batches (EmbeddingCancelled; finished batches are kept for the next run).
+
+    Incremental unless `full`: unchanged files are not parsed again and unchanged code is not
+    embedded again. `allow_purge` lets a run remove over 30% of the indexed units. `wait` is how
+    long to wait for another indexer's lock. `workers` parse processes (None: one per CPU, at most
+    4; a script passing more than 1 needs the `if __name__ == "__main__":` guard).
+    `provider_factory` makes the embedder (default: the packaged all-MiniLM-L6-v2). This is what
+    `woods index`, the MCP server's `reindex` and `Index.update()` run.
+    """
+    from woods.indexing import index_repository, parse_workers
+    from woods.store.index import store_dir_for
+
+    root = Path(path)
+    if not root.exists():
+        raise InputError(f"path not found: {root}")
+    if not root.is_dir():
+        raise InputError(f"not a directory: {root}; pass a repository directory")
+    max_file_bytes = _validate_positive("max_file_bytes", max_file_bytes)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
+        raise InputError(f"wait must be a number of seconds >= 0, got {wait!r}")
+    count = parse_workers() if workers is None else _validate_positive("workers", workers)
+    factory = provider_factory if provider_factory is not None else _packaged_provider
+    target = store_dir_for(root, None if store is None else Path(store))
+    return index_repository(
+        root, target, factory, max_file_bytes=max_file_bytes, progress=progress, wait=float(wait),
+        full=full, allow_purge=allow_purge, workers=count, vectors=vectors, should_stop=should_stop,
+        on_searchable=on_searchable,
+    )
+
+
+def _packaged_provider() -> EmbeddingProvider:
+    from woods.embedding.select import index_provider
+
+    return index_provider()
+
+
+def provider_factory_for(embedder: Mapping[str, Any]) -> Callable[[], EmbeddingProvider]:
+    """The index-time provider that rebuilds an index made with `embedder` (its manifest entry)."""
+    from woods.embedding.fake import FAKE_MODEL_NAME, FakeEmbeddingProvider
+
+    name = str(embedder.get("name", ""))
+    if name == FAKE_MODEL_NAME:
+        dimension = int(embedder["dimension"])
+        max_tokens = embedder.get("max_input_tokens")
+        return lambda: FakeEmbeddingProvider(dimensions=dimension, max_input_tokens=max_tokens)
+    if "all-MiniLM-L6-v2" in name:
+        return _packaged_provider
+    raise InputError(f"the index was built with embedder {name!r}, which `update` cannot rebuild; run `woods index`")
 
 
 # -- generations ---------------------------------------------------------------------------------
@@ -336,13 +611,13 @@ class Status:
 class _CachingEmbedder:
     """A query embedder with a thread-safe LRU of query text → vector (read-only arrays)."""
 
-    def __init__(self, embedder: Any, size: int = QUERY_VECTOR_CACHE_SIZE) -> None:
+    def __init__(self, embedder: Embedder, size: int = QUERY_VECTOR_CACHE_SIZE) -> None:
         self._embedder = embedder
         self._size = size
-        self._vectors: OrderedDict[str, Any] = OrderedDict()
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def embed(self, text: str) -> Any:
+    def embed(self, text: str) -> np.ndarray:
         with self._lock:
             cached = self._vectors.get(text)
             if cached is not None:
@@ -356,36 +631,68 @@ class _CachingEmbedder:
                 self._vectors.popitem(last=False)
         return vector
 
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self._embedder, attribute)
-
 
 class _Generation:
     """One open generation and the warm state built on it; closed when retired and unused."""
 
-    def __init__(self, stores: Any, embedder_factory: Callable[[], Any], mode: str) -> None:
-        from woods.retrieval.retriever import Retriever
-
+    def __init__(
+        self, stores: IndexStores, embedder_factory: Callable[[], Embedder], mode: str, profile: str
+    ) -> None:
         self.stores = stores
         self.embedder_factory = embedder_factory
-        self.retriever = Retriever(stores, embedder_factory, mode=mode)
+        self.mode = mode
         self.users = 0
         self.retired = False
         self.lock = threading.Lock()  # guards the lazily built state below
-        self._warm = False
-        self._searcher: Any = None
+        self._retrievers: dict[tuple[str, str], Retriever] = {}
+        self._warm: set[tuple[str, str]] = set()
+        self._searcher: Searcher | None = None
         self._ranked: tuple[RankedUnit, ...] | None = None
+        self.profile = profile
+        self.retriever(mode, profile)  # an unknown mode or profile fails when the index is opened
 
-    def retrieve(self, query: object, **options: Any) -> Any:
-        """The retriever builds its pipeline on first use; that first call runs alone."""
-        if self._warm:
-            return self.retriever.retrieve(query, **options)
+    def retriever(self, mode: str, profile: str) -> Retriever:
+        """The retriever of one mode (semantic or lexical) and ranking profile, built on first use."""
         with self.lock:
-            result = self.retriever.retrieve(query, **options)
-            self._warm = True
+            retriever = self._retrievers.get((mode, profile))
+            if retriever is None:
+                from woods.retrieval.retriever import Retriever
+
+                retriever = Retriever(self.stores, self.embedder_factory, mode=mode, profile=profile)
+                self._retrievers[(mode, profile)] = retriever
+            return retriever
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        budget: int = DEFAULT_CONTEXT_BUDGET,
+        types: Sequence[str] | None = None,
+        exclude_types: Sequence[str] | None = None,
+        strategy: str | None = None,
+        path_prefixes: Sequence[str] | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        profile: str | None = None,
+    ) -> RetrievalResult:
+        """A retriever builds its pipeline on first use; that first call per mode runs alone."""
+        chosen = (self.mode if mode is None else mode, self.profile if profile is None else profile)
+        retriever = self.retriever(*chosen)
+
+        def run() -> RetrievalResult:
+            return retriever.retrieve(
+                query, budget=budget, types=types, exclude_types=exclude_types, strategy=strategy,
+                path_prefixes=path_prefixes, limit=limit,
+            )
+
+        if chosen in self._warm:
+            return run()
+        with self.lock:
+            result = run()
+            self._warm.add(chosen)
             return result
 
-    def searcher(self) -> Any:
+    def searcher(self) -> Searcher:
         with self.lock:
             if self._searcher is None:
                 from woods.resolve import make_searcher
@@ -394,12 +701,17 @@ class _Generation:
             return self._searcher
 
     def ranked_units(self) -> tuple[RankedUnit, ...]:
-        """Every (identifier, type) with its PageRank, by (−score, identifier, type); built once."""
+        """Every (identifier, type) with its PageRank (the highest of the identifier's typed
+        variants, 6 decimals), by (−score, identifier, type); built once."""
         with self.lock:
             if self._ranked is None:
-                scores = self.stores.graph.pagerank()
-                pairs = sorted({(r["identifier"], str(r.get("type") or "")) for r in self.stores.metadata.all_records()})
-                units = [RankedUnit(ident, unit_type, round(scores.get(ident, 0.0), 6)) for ident, unit_type in pairs]
+                metadata = self.stores.metadata
+                rows = metadata.top_pagerank(metadata.count())
+                best: dict[str, float] = {}
+                for identifier, _unit_type, score in rows:
+                    best[identifier] = max(score, best.get(identifier, score))
+                pairs = sorted({(identifier, unit_type) for identifier, unit_type, _score in rows})
+                units = [RankedUnit(ident, unit_type, round(best[ident], 6)) for ident, unit_type in pairs]
                 self._ranked = tuple(sorted(units, key=lambda u: (-u.score, u.identifier, u.type)))
             return self._ranked
 
@@ -412,50 +724,62 @@ def _validate_positive(name: str, value: object, maximum: int | None = None) -> 
     return value
 
 
-def _validate_vias(via: str | Sequence[str] | None) -> frozenset[str] | None:
+def _validate_identifier(identifier: object) -> str:
+    if not isinstance(identifier, str) or not identifier.strip():
+        raise InputError(f"identifier must be a non-blank string, got {identifier!r}")
+    return identifier
+
+
+def _validate_names(name: str, values: object) -> tuple[str, ...] | None:
+    """A list of non-blank strings (unit types, edge kinds), or None."""
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes, dict)) or not isinstance(values, Sequence | set | frozenset):
+        raise InputError(f"{name} must be a list of names, got {values!r}")
+    checked = tuple(values)
+    if not all(isinstance(v, str) and v.strip() for v in checked):
+        raise InputError(f"{name} must be a list of non-blank names, got {values!r}")
+    return checked
+
+
+def _validate_via(via: object) -> str | tuple[str, ...] | None:
+    """One edge kind or a list of them, as given (a string stays a string)."""
     if via is None:
         return None
-    values = [via] if isinstance(via, str) else via
-    if isinstance(values, (bytes, dict)) or not all(isinstance(v, str) and v.strip() for v in values):
-        raise InputError(f"via must be an edge kind (e.g. calls) or a list of them, got {via!r}")
-    return frozenset(values) or None
+    if isinstance(via, str):
+        if not via.strip():
+            raise InputError("via must be an edge kind (e.g. calls) or a list of them, got ''")
+        return via
+    try:
+        return _validate_names("via", via)
+    except InputError:
+        raise InputError(f"via must be an edge kind (e.g. calls) or a list of them, got {via!r}") from None
 
 
-def _traverse(graph: Any, start: str, reverse: bool, depth: int, vias: frozenset[str] | None) -> list[tuple[str, str, int]]:
-    """Breadth-first (identifier, via, distance), each node once, neighbours by (identifier, via).
-
-    The graph store's `traverse` with a set of edge kinds instead of one (Ruby `via` takes a list).
-    """
-    seen = {start}
-    found: list[tuple[str, str, int]] = []
-    frontier = [start]
-    for distance in range(1, depth + 1):
-        following: list[str] = []
-        for node in frontier:
-            pairs = graph.edges_to(node) if reverse else sorted(set(graph.edges_from(node)))
-            for neighbour, edge_via in pairs:
-                if (vias is not None and edge_via not in vias) or neighbour in seen:
-                    continue
-                seen.add(neighbour)
-                found.append((neighbour, edge_via, distance))
-                following.append(neighbour)
-        frontier = following
-    return found
+def _records_named(metadata: SQLiteMetadataStore, identifier: str) -> list[Record]:
+    """Records stored under a storage key (or chunk id), else every typed variant of a public
+    identifier, ordered by (type, key); [] when nothing is stored under it."""
+    record = metadata.find(identifier)
+    if record is None and strip_chunk(identifier) != identifier:
+        record = metadata.find(strip_chunk(identifier))
+    return [record] if record is not None else metadata.find_by_identifier(identifier)
 
 
-def provider_factory_for(embedder: dict[str, Any]) -> Callable[[], Any]:
-    """The index-time provider that rebuilds an index made with `embedder` (its manifest entry)."""
-    from woods.embedding.fake import FAKE_MODEL_NAME, FakeEmbeddingProvider
-    from woods.embedding.select import index_provider
-
-    name = str(embedder.get("name", ""))
-    if name == FAKE_MODEL_NAME:
-        dimension = int(embedder["dimension"])
-        max_tokens = embedder.get("max_input_tokens")
-        return lambda: FakeEmbeddingProvider(dimensions=dimension, max_input_tokens=max_tokens)
-    if "all-MiniLM-L6-v2" in name:
-        return lambda: index_provider("minilm")
-    raise InputError(f"the index was built with embedder {name!r}, which `update` cannot rebuild; run `woods index`")
+def _neighbor(metadata: SQLiteMetadataStore, identifier: str, via: str, depth: int) -> GraphNeighbor:
+    records = metadata.find_by_identifier(identifier)
+    if not records:
+        return GraphNeighbor(identifier, via, depth, indexed=False)
+    first = min(records, key=lambda r: (str(r.get("file_path") or ""), int(r.get("line_start") or 0), str(r["id"])))
+    return GraphNeighbor(
+        identifier,
+        via,
+        depth,
+        indexed=True,
+        types=tuple(sorted({str(r.get("type") or "") for r in records})),
+        file_path=first.get("file_path"),
+        line_start=first.get("line_start"),
+        line_end=first.get("line_end"),
+    )
 
 
 # -- the index -----------------------------------------------------------------------------------
@@ -465,20 +789,37 @@ class Index:
     """A warm, thread-safe handle on one woods index (see the module docstring for guarantees).
 
     Open with `Index.open(path)` (the repository; the index is `path/.woods`) or
-    `Index.open(store=dir)`; use as a context manager or call `close()`.
+    `Index.open(store=dir)`; use as a context manager or call `close()`. `mode` is the default
+    retrieval mode of `search` (semantic or lexical); `profile` the default ranking profile
+    (`code`, woods' code search; `ruby`, the Ruby gem woods 2.0's pipeline).
     """
 
-    def __init__(self, store_dir: Path, *, mode: str = "semantic") -> None:
+    def __init__(
+        self, store_dir: str | os.PathLike[str], *, mode: str = "semantic", profile: str = DEFAULT_PROFILE
+    ) -> None:
         self.store_dir = Path(store_dir)
         self.mode = mode
+        self.profile = profile
         self._lock = threading.Lock()  # guards _current, users counts and the embedder cache
         self._update_lock = threading.Lock()  # one update at a time per handle
-        self._embedders: dict[tuple[Any, ...], Any] = {}
+        self._embedders: dict[tuple[object, ...], _CachingEmbedder] = {}
         self._closed = False
+        # Phase 2 running in the background (update(background=True)), how to stop it, and what
+        # it reported (a cancelled or failed phase 2 is a recorded warning, never lost silently).
+        self._background: threading.Thread | None = None
+        self._background_stop = threading.Event()
+        self.background_warnings: list[str] = []
         self._current = self._open_generation()
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, store: str | Path | None = None, mode: str = "semantic") -> Index:
+    def open(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        store: str | os.PathLike[str] | None = None,
+        mode: str = "semantic",
+        profile: str = DEFAULT_PROFILE,
+    ) -> Index:
         """Open the index of repository `path` (default: cwd), or the index directory `store`."""
         from woods.store.index import store_dir_for
 
@@ -487,7 +828,7 @@ class Index:
         repo = Path(path) if path is not None else None
         if repo is not None and not repo.exists():
             raise InputError(f"path not found: {repo}")
-        return cls(store_dir_for(repo, Path(store) if store is not None else None), mode=mode)
+        return cls(store_dir_for(repo, Path(store) if store is not None else None), mode=mode, profile=profile)
 
     # -- lifecycle -------------------------------------------------------------------------
     def _open_generation(self) -> _Generation:
@@ -496,12 +837,12 @@ class Index:
         stores = IndexStores.open(self.store_dir)
         description = dict(stores.manifest.embedder)
         try:
-            return _Generation(stores, lambda: self._embedder_for(description), self.mode)
+            return _Generation(stores, lambda: self._embedder_for(description), self.mode, self.profile)
         except BaseException:
             stores.close()
             raise
 
-    def _embedder_for(self, description: dict[str, Any]) -> Any:
+    def _embedder_for(self, description: Mapping[str, Any]) -> Embedder:
         """The query embedder for an embedder description, created once and kept across updates."""
         from woods.embedding.select import query_embedder
 
@@ -509,7 +850,7 @@ class Index:
         with self._lock:
             embedder = self._embedders.get(cache_key)
             if embedder is None:
-                embedder = _CachingEmbedder(query_embedder(description))
+                embedder = _CachingEmbedder(query_embedder(dict(description)))
                 self._embedders[cache_key] = embedder
             return embedder
 
@@ -537,7 +878,9 @@ class Index:
             generation.stores.close()
 
     def close(self) -> None:
-        """Close the index (idempotent). Calls still running finish first."""
+        """Close the index (idempotent). Calls still running finish first; a background phase 2
+        stops after its current batch (its finished batches are kept for the next run)."""
+        self._stop_background()
         with self._lock:
             if self._closed:
                 return
@@ -565,56 +908,73 @@ class Index:
         strategy: str | None = None,
         types: Sequence[str] | None = None,
         exclude_types: Sequence[str] | None = None,
-    ) -> list[SearchHit]:
-        """Ranked units for `query` (best first). `strategy` forces one of vector, keyword, graph,
-        direct, hybrid (None or "auto" classifies the query); `types` keeps only those unit types."""
+        *,
+        path_prefixes: Sequence[str] | None = None,
+        mode: str | None = None,
+        budget: int = DEFAULT_CONTEXT_BUDGET,
+        profile: str | None = None,
+    ) -> SearchResult:
+        """Ranked units for `query` (best first), with how they were found and the assembled context.
+
+        `strategy` forces one of vector, keyword, graph, direct, hybrid (None or "auto" classifies
+        the query); `types` keeps only those unit types, `exclude_types` drops some;
+        `path_prefixes` keeps units under those repository-relative paths (whole segments);
+        `mode` is semantic or lexical (the lexical index alone, no model; default: the index's
+        mode); `budget` sizes the assembled context in tokens (the ranked list does not depend on
+        it); `profile` is the ranking profile, `code` or `ruby` (default: the index handle's).
+        """
+        from woods.freshness import stale_files, stale_warning
+
         limit = _validate_positive("limit", limit, MAX_SEARCH_LIMIT)
+        budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
         with self._use() as gen:
             result = gen.retrieve(
                 query,
+                mode=mode,
                 limit=limit,
                 strategy=None if strategy in (None, "auto") else strategy,
                 types=types,
                 exclude_types=exclude_types,
-                budget=SEARCH_ASSEMBLY_BUDGET,
+                path_prefixes=path_prefixes,
+                budget=budget,
+                profile=profile,
             )
-            keys = [strip_chunk(entry.key) for entry in result.candidates]
-            records = gen.stores.metadata.find_batch(keys)
-        hits = []
-        for entry, key in zip(result.candidates, keys, strict=True):
-            record = records.get(key) or {}
-            hits.append(
-                SearchHit(
-                    identifier=entry.identifier,
-                    key=key,
-                    type=entry.type,
-                    score=float(entry.score),
-                    file_path=record.get("file_path"),
-                    line_start=record.get("line_start"),
-                    line_end=record.get("line_end"),
-                    sources=tuple(entry.sources),
-                    matched_fields=entry.matched_fields,
-                )
-            )
-        return hits
+            hits = [SearchHit.from_entry(entry) for entry in result.candidates]
+            stale = stale_files(gen.stores, (h.file_path for h in hits if h.file_path))
+        return SearchResult(
+            query=str(query),
+            hits=tuple(replace(h, stale=True) if h.file_path in stale else h for h in hits),
+            mode=result.mode,
+            strategy=result.strategy,
+            budget=int(result.budget),
+            tokens_used=int(result.tokens_used),
+            context=result.context,
+            sources=tuple(ContextSource.from_attribution(s) for s in result.sources),
+            classification=result.classification,
+            type_rank_context=result.type_rank_context,
+            applied_scope=result.applied_scope,
+            warnings=(*result.warnings, *stale_warning(stale)),
+            trace=result.trace,
+            result=result,
+        )
 
     def retrieve(
         self,
         query: str,
-        budget: int = DEFAULT_RETRIEVE_BUDGET,
+        budget: int = DEFAULT_CONTEXT_BUDGET,
         types: Sequence[str] | None = None,
         exclude_types: Sequence[str] | None = None,
+        *,
+        profile: str | None = None,
     ) -> Retrieval:
         """The assembled, token-budgeted context for `query` (what `codebase_retrieve` returns)."""
+        budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
         with self._use() as gen:
-            result = gen.retrieve(query, budget=budget, types=types, exclude_types=exclude_types)
-        sources = tuple(
-            ContextSource(s.identifier, s.type, float(s.score), s.file_path, bool(s.truncated)) for s in result.sources
-        )
+            result = gen.retrieve(query, budget=budget, types=types, exclude_types=exclude_types, profile=profile)
         return Retrieval(
             query=str(query),
             context=result.context,
-            sources=sources,
+            sources=tuple(ContextSource.from_attribution(s) for s in result.sources),
             strategy=result.strategy,
             tokens_used=int(result.tokens_used),
             budget=int(result.budget),
@@ -626,23 +986,29 @@ class Index:
         ref: str,
         *,
         type: str | None = None,  # noqa: A002 — mirrors `woods resolve --type`
-        limit: int = 5,
+        limit: int = RESOLVE_DEFAULT_LIMIT,
         strict: bool = False,
         recent: Sequence[str] | None = None,
-    ) -> Any:
+    ) -> ResolveOutcome:
         """Turn a loose reference into one unit, or say why not (`woods.resolve.ResolveOutcome`).
 
         `recent` lists unit ids the caller just saw, most recent first: a short name that matches
-        one of them resolves to it.
+        one of them resolves to it. A resolved unit whose file changed since indexing comes back
+        with `stale=True` and a warning.
         """
+        from woods.freshness import stale_files, stale_warning
         from woods.resolve import resolve
 
         if recent is not None and not isinstance(recent, (list, tuple)):
             recent = list(recent)
         with self._use() as gen:
-            return resolve(
+            outcome = resolve(
                 gen.stores, ref, type=type, limit=limit, strict=strict, recent=recent, searcher=gen.searcher()
             )
+            stale = stale_files(gen.stores, [outcome.file_path]) if outcome.file_path else set()
+        if stale:
+            outcome = replace(outcome, stale=True, warnings=(*outcome.warnings, *stale_warning(stale)))
+        return outcome
 
     # -- units and the graph ---------------------------------------------------------------
     def lookup(
@@ -657,98 +1023,119 @@ class Index:
         Exact names only (use `resolve` for loose ones). When a public identifier names units of
         several types, `type` picks one; without it AmbiguousIdentifierError lists the variants.
         """
-        if not isinstance(identifier, str) or not identifier.strip():
-            raise InputError(f"identifier must be a non-blank string, got {identifier!r}")
-        with self._use() as gen:
-            record = self._find_one(gen.stores.metadata, identifier, type)
-        return UnitRecord.from_record(record, include_source=include_source) if record else None
-
-    @staticmethod
-    def _find_one(metadata: Any, identifier: str, unit_type: str | None) -> dict[str, Any] | None:
-        record = metadata.find(identifier)
-        if record is None and strip_chunk(identifier) != identifier:
-            record = metadata.find(strip_chunk(identifier))
-        if record is not None:
-            return record if unit_type is None or record.get("type") == unit_type else None
-        variants = metadata.find_by_identifier(identifier)
-        if unit_type is not None:
-            variants = [r for r in variants if r.get("type") == unit_type]
-        if len(variants) <= 1:
-            return variants[0] if variants else None
+        units = self.lookup_all(identifier, type=type, include_source=include_source)
+        if len(units) <= 1:
+            return units[0] if units else None
         candidates = [
             {
-                "key": r["id"],
-                "identifier": r.get("identifier"),
-                "type": r.get("type"),
-                "file_path": r.get("file_path"),
-                "line_start": r.get("line_start"),
+                "key": u.key,
+                "identifier": u.identifier,
+                "type": u.type,
+                "file_path": u.file_path,
+                "line_start": u.line_start,
             }
-            for r in variants
+            for u in units
         ]
-        kinds = ", ".join(sorted({str(c["type"]) for c in candidates}))
+        kinds = ", ".join(sorted({u.type for u in units}))
         raise AmbiguousIdentifierError(
             f"{identifier!r} names {len(candidates)} units ({kinds}); pass type= to choose one", candidates
         )
 
-    def dependencies(
-        self, identifier: str, depth: int = 1, via: str | Sequence[str] | None = None
-    ) -> list[GraphNeighbor]:
-        """What `identifier` depends on, breadth-first up to `depth` hops (`via` keeps edge kinds)."""
-        return self._neighbors(identifier, depth, via, reverse=False)
+    def lookup_all(
+        self,
+        identifier: str,
+        *,
+        type: str | None = None,  # noqa: A002 — the unit type, as everywhere in woods
+        include_source: bool = True,
+    ) -> list[UnitRecord]:
+        """Every unit stored under `identifier`: the one unit of a storage key, or each typed
+        variant of a public identifier, ordered by (type, key); `type` keeps one type; [] when
+        nothing is stored under that exact name."""
+        _validate_identifier(identifier)
+        with self._use() as gen:
+            records = _records_named(gen.stores.metadata, identifier)
+        if type is not None:
+            records = [r for r in records if r.get("type") == type]
+        return [UnitRecord.from_record(r, include_source=include_source) for r in records]
 
-    def dependents(
-        self, identifier: str, depth: int = 1, via: str | Sequence[str] | None = None
-    ) -> list[GraphNeighbor]:
-        """What depends on `identifier`, breadth-first up to `depth` hops."""
-        return self._neighbors(identifier, depth, via, reverse=True)
+    def traverse(
+        self,
+        identifier: str,
+        *,
+        direction: str = "dependencies",
+        depth: int = DEFAULT_GRAPH_DEPTH,
+        via: str | Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
+    ) -> GraphWalk:
+        """Walk the dependency graph from `identifier` breadth-first up to `depth` hops.
 
-    def _neighbors(self, identifier: str, depth: int, via: Any, *, reverse: bool) -> list[GraphNeighbor]:
-        if not isinstance(identifier, str) or not identifier.strip():
-            raise InputError(f"identifier must be a non-blank string, got {identifier!r}")
+        `direction` is "dependencies" (what it uses) or "dependents" (what uses it); `via` keeps
+        only edges of that kind (or kinds); `types` keeps neighbours with a unit of those types.
+        `identifier` may be a unit (identifier or storage key) or a graph node the index holds no
+        unit for (a superclass from a gem); anything else raises UnitNotFoundError.
+        """
+        _validate_identifier(identifier)
+        if direction not in GRAPH_DIRECTIONS:
+            raise InputError(f"direction must be one of {', '.join(GRAPH_DIRECTIONS)}, got {direction!r}")
         depth = _validate_positive("depth", depth, MAX_GRAPH_DEPTH)
-        vias = _validate_vias(via)
+        kinds = _validate_via(via)
+        wanted = _validate_names("types", types)
         with self._use() as gen:
             metadata, graph = gen.stores.metadata, gen.stores.graph
-            record = metadata.find(identifier)
-            node = str(record["identifier"]) if record else public_identifier(identifier)
-            if record is None and not metadata.find_by_identifier(node) and not self._is_node(graph, node):
-                raise UnitNotFoundError(f"{identifier!r} is not a unit or graph node of this index")
-            found = _traverse(graph, node, reverse, depth, vias)
-            return [self._neighbor(metadata, name, edge_via, distance) for name, edge_via, distance in found]
+            records = _records_named(metadata, identifier)
+            node = str(records[0]["identifier"]) if records else public_identifier(identifier)
+            if not records and not metadata.find_by_identifier(node) and not graph.has_node(node):
+                raise UnitNotFoundError(
+                    f"{identifier!r} is not a unit or graph node of this index; resolve finds loose names"
+                )
+            found = graph.traverse(node, reverse=direction == "dependents", depth=depth, via=kinds)
+            neighbors = [_neighbor(metadata, name, edge_via, hops) for name, edge_via, hops in found]
+        if wanted:
+            neighbors = [n for n in neighbors if set(wanted).intersection(n.types)]
+        return GraphWalk(node, direction, depth, kinds, wanted, tuple(neighbors))
 
-    @staticmethod
-    def _is_node(graph: Any, identifier: str) -> bool:
-        return bool(graph.edges_from(identifier) or graph.edges_to(identifier))
+    def dependencies(
+        self,
+        identifier: str,
+        depth: int = DEFAULT_GRAPH_DEPTH,
+        via: str | Sequence[str] | None = None,
+        *,
+        types: Sequence[str] | None = None,
+    ) -> list[GraphNeighbor]:
+        """What `identifier` depends on, breadth-first up to `depth` hops (`via` keeps edge kinds)."""
+        walk = self.traverse(identifier, direction="dependencies", depth=depth, via=via, types=types)
+        return list(walk.neighbors)
 
-    @staticmethod
-    def _neighbor(metadata: Any, identifier: str, via: str, distance: int) -> GraphNeighbor:
-        records = metadata.find_by_identifier(identifier)
-        if not records:
-            return GraphNeighbor(identifier, via, distance, indexed=False)
-        first = min(records, key=lambda r: (str(r.get("file_path") or ""), int(r.get("line_start") or 0), r["id"]))
-        return GraphNeighbor(
-            identifier,
-            via,
-            distance,
-            indexed=True,
-            types=tuple(sorted({str(r.get("type") or "") for r in records})),
-            file_path=first.get("file_path"),
-            line_start=first.get("line_start"),
-        )
+    def dependents(
+        self,
+        identifier: str,
+        depth: int = DEFAULT_GRAPH_DEPTH,
+        via: str | Sequence[str] | None = None,
+        *,
+        types: Sequence[str] | None = None,
+    ) -> list[GraphNeighbor]:
+        """What depends on `identifier`, breadth-first up to `depth` hops."""
+        walk = self.traverse(identifier, direction="dependents", depth=depth, via=via, types=types)
+        return list(walk.neighbors)
 
-    def pagerank(self, limit: int = 20, types: Sequence[str] | None = None) -> list[RankedUnit]:
-        """The most central units by PageRank (Ruby §1.9), optionally only of `types`."""
-        limit = _validate_positive("limit", limit)
-        wanted = None if types is None else set(types)
+    def pagerank(self, limit: int | None = DEFAULT_PAGERANK_LIMIT, types: Sequence[str] | None = None) -> list[RankedUnit]:
+        """The most central units by PageRank (Ruby §1.9), optionally only of `types`; `limit=None`
+        returns every unit."""
+        if limit is not None:
+            limit = _validate_positive("limit", limit, MAX_LIST_LIMIT)
+        wanted = _validate_names("types", types)
         with self._use() as gen:
             ranked = gen.ranked_units()
-        return [u for u in ranked if wanted is None or u.type in wanted][:limit]
+        selected = [u for u in ranked if wanted is None or u.type in wanted]
+        return selected if limit is None else selected[:limit]
 
     # -- the index itself ------------------------------------------------------------------
-    def structure(self, detail: str = "summary") -> Structure:
-        """Counts by unit type, language and edge kind; `detail="full"` adds every indexed file."""
+    def structure(self, detail: str = "summary", *, top: int = DEFAULT_PAGERANK_LIMIT) -> Structure:
+        """Counts by unit type, language and edge kind and the `top` units by PageRank;
+        `detail="full"` adds every indexed file."""
         if detail not in STRUCTURE_DETAILS:
             raise InputError(f"detail must be one of {', '.join(STRUCTURE_DETAILS)}, got {detail!r}")
+        top = _validate_positive("top", top, MAX_LIST_LIMIT)
         with self._use() as gen:
             stores = gen.stores
             manifest = stores.manifest
@@ -767,16 +1154,23 @@ class Index:
                 files_by_language=stores.metadata.language_counts(),
                 edges_by_via=stores.metadata.edge_counts_by_via(),
                 files=files,
+                top_pagerank=gen.ranked_units()[:top],
             )
 
     def status(self) -> Status:
-        """The index's identity and which repository files changed since it was built."""
+        """The index's identity and contents, and which repository files changed since it was built."""
         from woods.freshness import changes_since_index
+        from woods.indexing.resume import vector_state
 
         with self._use() as gen:
             stores = gen.stores
             manifest = stores.manifest
+            skipped = manifest.data.get("skipped") or {}
+            vectors = vector_state(stores.store_dir, stores.generation.name, manifest)
+            if vectors["state"] in ("pending", "interrupted") and self.vectors_in_background:
+                vectors["state"] = "embedding"  # this handle's own thread, not yet at its first batch
             return Status(
+                vectors=vectors,
                 store=str(stores.store_dir),
                 generation=stores.generation.name,
                 root=manifest.root or None,
@@ -784,48 +1178,155 @@ class Index:
                 embedder=manifest.embedder,
                 counts=manifest.counts,
                 changes=changes_since_index(stores),
+                manifest=dict(manifest.data),
+                units_by_type=stores.metadata.type_counts(),
+                files_by_language=stores.metadata.language_counts(),
+                skipped={str(reason): int(count) for reason, count in sorted(skipped.items())},
             )
 
-    def update(self, *, wait: float = 30.0, provider_factory: Callable[[], Any] | None = None) -> Any:
+    def evaluate(
+        self, queryset: str | os.PathLike[str], *, budget: int | None = None, profile: str | None = None
+    ) -> EvaluationReport:
+        """Run a query set (Ruby woods format) through this index and score it (`woods evaluate`).
+        `budget` overrides every query's own budget; `profile` the ranking (default: the handle's)."""
+        from woods.evaluate.runner import run_evaluation
+
+        if budget is not None:
+            budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
+        with self._use() as gen:
+            return run_evaluation(
+                queryset, stores=gen.stores, budget=budget, embedder_factory=gen.embedder_factory,
+                profile=profile or self.profile,
+            )
+
+    def update(
+        self,
+        *,
+        wait: float = DEFAULT_LOCK_WAIT_SECONDS,
+        provider_factory: Callable[[], EmbeddingProvider] | None = None,
+        workers: int = 1,
+        progress: Progress | None = None,
+        background: bool = False,
+    ) -> IndexSummary:
         """Re-index the repository the index was built from and switch to the new generation.
 
         Vectors of unchanged embedding texts are reused, so only changed code is embedded.
-        Returns the builder's `IndexSummary`. `provider_factory` overrides the embedder recorded in
-        the manifest (it must produce compatible vectors).
-        """
-        from woods.indexing import index_repository
+        Returns the builder's `IndexSummary` (`up_to_date` when nothing changed: then no new
+        generation is written). `provider_factory` overrides the embedder recorded in the
+        manifest (it must produce compatible vectors).
 
+        `background=True` returns as soon as the lexical generation is published and switched to
+        (every call answers from it; vector and hybrid searches lexically, saying so); the vectors
+        are computed by a background thread and the handle switches again when they are published
+        (`wait_for_vectors()`). A later `update()` or `close()` stops that thread between batches.
+        """
+        self._stop_background()
         with self._update_lock:
             with self._use() as gen:
                 manifest = gen.stores.manifest
                 root_text = manifest.root
                 factory = provider_factory or provider_factory_for(manifest.embedder)
-                max_bytes = int(manifest.data.get("max_file_bytes") or 1_000_000)
+                max_bytes = int(manifest.data.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
             if not root_text:
                 raise InputError("this index records no repository root (built from a corpus); it cannot be updated")
-            root = Path(root_text)
-            summary = index_repository(root, self.store_dir, factory, max_file_bytes=max_bytes, wait=wait)
-            fresh = self._open_generation()
-            with self._lock:
-                if self._closed:
-                    old = fresh
-                else:
-                    old, self._current = self._current, fresh
-            self._retire(old)
+            summary = build_index(
+                root_text, store=self.store_dir, max_file_bytes=max_bytes, wait=wait, provider_factory=factory,
+                workers=workers, progress=progress, vectors=not background,
+            )
+            self._switch()
+            if background and summary.vectors_pending:
+                self._start_background(summary.generation, wait, factory)
             return summary
+
+    def complete_vectors_in_background(
+        self, *, provider_factory: Callable[[], EmbeddingProvider] | None = None, wait: float = DEFAULT_LOCK_WAIT_SECONDS
+    ) -> bool:
+        """Start computing the vectors of a lexical generation in a background thread (True), or
+        do nothing when the index already has them or the thread already runs (False)."""
+        with self._use() as gen:
+            if gen.stores.has_vectors:
+                return False
+            generation = gen.stores.generation.name
+            factory = provider_factory or provider_factory_for(gen.stores.manifest.embedder)
+        with self._update_lock:
+            if self._background is not None and self._background.is_alive():
+                return False
+            self._start_background(generation, wait, factory)
+        return True
+
+    def wait_for_vectors(self, timeout: float | None = None) -> bool:
+        """Wait for a background phase 2 to finish; True when none is running (any more)."""
+        thread = self._background
+        if thread is not None:
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
+
+    @property
+    def vectors_in_background(self) -> bool:
+        """True while a background thread computes this index's vectors."""
+        thread = self._background
+        return thread is not None and thread.is_alive()
+
+    def _switch(self) -> None:
+        """Point new calls at the published generation; retire the one they used."""
+        fresh = self._open_generation()
+        with self._lock:
+            if self._closed:
+                old = fresh
+            else:
+                old, self._current = self._current, fresh
+        self._retire(old)
+
+    def _start_background(self, generation: str, wait: float, factory: Callable[[], EmbeddingProvider]) -> None:
+        """Compute the vectors of the lexical generation `generation` (phase 2 alone, from its own
+        extractions: edits made meanwhile wait for the next update) in a daemon thread; switch
+        to the vector-complete generation when it is published."""
+        from woods.indexing.generation import EmbeddingCancelled
+        from woods.indexing.pipeline import complete_vectors
+
+        stop = threading.Event()
+        self._background_stop = stop
+
+        def run() -> None:
+            try:
+                complete_vectors(self.store_dir, factory, generation, wait=wait, should_stop=stop.is_set)
+            except EmbeddingCancelled as exc:
+                self.background_warnings.append(f"background embedding stopped: {exc}; the next update resumes it")
+                return
+            except Exception as exc:  # a thread has no caller to raise to: recorded for status/MCP
+                self.background_warnings.append(f"background embedding failed: {type(exc).__name__}: {exc}")
+                return
+            if not stop.is_set():
+                self._switch()
+
+        thread = threading.Thread(target=run, name="woods-vectors", daemon=True)
+        self._background = thread
+        thread.start()
+
+    def _stop_background(self) -> None:
+        thread = self._background
+        if thread is not None:
+            self._background_stop.set()
+            thread.join()
+            self._background = None
 
 
 __all__ = [
     "AmbiguousIdentifierError",
     "ContextSource",
     "GraphNeighbor",
+    "GraphWalk",
     "Index",
     "IndexClosedError",
     "RankedUnit",
     "Retrieval",
     "SearchHit",
+    "SearchResult",
     "Status",
     "Structure",
     "UnitNotFoundError",
     "UnitRecord",
+    "build_index",
+    "provider_factory_for",
 ]

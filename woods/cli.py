@@ -1,4 +1,8 @@
-"""The `woods` command line (typer + rich): index, search, status, evaluate.
+"""The `woods` command line (typer + rich): a thin renderer over the library.
+
+Every answer comes from `woods.api` (`Index` for questions, `build_index` for indexing); this
+module parses arguments, calls the library, and prints — so `woods … --json`, the MCP server and
+`woods.Index` give the same answers under the same field names.
 
 Conventions every command keeps (DEVELOPERS.md): exit 0 ok, 2 bad input (the message says what
 to do), 3 clarification needed, 1 unexpected (one line; `--debug` for the traceback). `--json`
@@ -6,7 +10,8 @@ prints exactly one JSON object with `schema_version` on stdout and nothing else;
 human chatter go to stderr. Reading commands never write to the index.
 
 Heavy modules (torch, FAISS, tree-sitter grammars) are imported inside the commands that need
-them, so `woods --help` and `woods status` start fast.
+them, so `woods --help` and `woods status` start fast. `main()` is the entry point: it alone sets
+the process up (offline mode, quiet model loading; `woods.entrypoint`).
 """
 
 from __future__ import annotations
@@ -17,18 +22,25 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 import typer.exceptions
 
+from woods import limits
 from woods.errors import InputError, WoodsError
 
+if TYPE_CHECKING:
+    from woods.api import GraphNeighbor, Index, SearchResult, UnitRecord
+    from woods.embedding.provider import EmbeddingProvider
+    from woods.indexing import IndexSummary, Progress
+
 JSON_SCHEMA_VERSION = 1
-# Ruby MAX_QUERY_BYTES: a query is a question, not a document; bigger input is a caller bug.
-MAX_QUERY_BYTES = 8192
+# Kept under its old name for callers; the value (and why) lives in woods.limits.
+MAX_QUERY_BYTES = limits.MAX_QUERY_BYTES
 
 app = typer.Typer(
     name="woods",
@@ -52,6 +64,22 @@ class Strategy(StrEnum):
 class Mode(StrEnum):
     semantic = "semantic"
     lexical = "lexical"
+
+
+class Profile(StrEnum):
+    code = "code"
+    ruby = "ruby"
+
+
+ProfileOpt = Annotated[
+    Profile | None,
+    typer.Option("--profile", help="Ranking: code (default; code search) or ruby (the Ruby gem woods 2.0's pipeline)."),
+]
+
+
+class Detail(StrEnum):
+    summary = "summary"
+    full = "full"
 
 
 # -- error handling ------------------------------------------------------------------------------
@@ -102,18 +130,15 @@ def _store_dir(path: Path | None, store: Path | None) -> Path:
     return store_dir_for(path, store)
 
 
-def _open_index(path: Path | None, store: Path | None) -> Any:
-    from woods.store.index import IndexStores
+def _open_index(path: Path | None, store: Path | None) -> Index:
+    from woods.api import Index
 
-    return IndexStores.open(_store_dir(path, store))
+    return Index(_store_dir(path, store))
 
 
-def _validate_query(query: str) -> None:
-    if not query.strip():
-        raise InputError("the query is blank; pass what you are looking for, e.g. woods search \"invoice total\"")
-    size = len(query.encode("utf-8", "surrogatepass"))
-    if size > MAX_QUERY_BYTES:
-        raise InputError(f"the query is {size} bytes, over the {MAX_QUERY_BYTES}-byte limit; shorten it")
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        sys.stderr.write(f"woods: warning: {warning}\n")
 
 
 # -- index ---------------------------------------------------------------------------------------
@@ -122,18 +147,22 @@ DebugOpt = Annotated[bool, typer.Option("--debug", help="Show the traceback of a
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 PathOpt = Annotated[Path | None, typer.Option("--path", help="Repository whose .woods index to use (default: cwd).")]
 StoreOpt = Annotated[Path | None, typer.Option("--store", help="Index directory (instead of PATH/.woods).")]
+TypesOpt = Annotated[list[str] | None, typer.Option("--type", help="Only units of this type (repeatable).")]
 
 
 @app.command()
 def index(
     path: Annotated[Path, typer.Argument(help="Repository to index.")] = Path("."),
     store: StoreOpt = None,
-    max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1, help="Skip files larger than this.")] = 1_000_000,
-    wait: Annotated[float, typer.Option("--wait", min=0, help="Seconds to wait for another running index.")] = 30.0,
+    max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1, help="Skip files larger than this.")] = (
+        limits.DEFAULT_MAX_FILE_BYTES
+    ),
+    wait: Annotated[float, typer.Option("--wait", min=0, help="Seconds to wait for another running index.")] = (
+        limits.DEFAULT_LOCK_WAIT_SECONDS
+    ),
     full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch (no reuse of parses or vectors).")] = False,
     allow_purge: Annotated[bool, typer.Option("--allow-purge", help="Allow a run that removes over 30% of the units.")] = False,
     watch_mode: Annotated[bool, typer.Option("--watch", help="Keep re-indexing on file changes until Ctrl-C.")] = False,
-    embedder: Annotated[str, typer.Option("--embedder", hidden=True, help="minilm (default) or fake (tests).")] = "minilm",
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -143,32 +172,25 @@ def index(
     again. The previous index stays readable until the new one is published."""
 
     def action() -> int:
-        from woods.embedding.select import index_provider
-        from woods.indexing import index_repository, parse_workers
-        from woods.store.index import store_dir_for
+        from woods.api import build_index
+        from woods.entrypoint import provider_factory_from_environment
 
-        if not path.exists():
-            raise InputError(f"path not found: {path}")
-        if not path.is_dir():
-            raise InputError(f"not a directory: {path}; pass a repository directory")
-        if embedder not in ("minilm", "fake"):
-            raise InputError(f"unknown embedder {embedder!r}; use minilm")
         if watch_mode and as_json:
             raise InputError("--watch runs until interrupted; it cannot print one JSON object (drop --json)")
-        target = store_dir_for(path, store)
-        provider: list[Any] = []
+        make_provider = provider_factory_from_environment()
+        provider: list[EmbeddingProvider] = []
 
-        def warm_provider() -> Any:  # created once, kept warm across --watch re-indexes
+        def warm_provider() -> EmbeddingProvider:  # created once, kept warm across --watch re-indexes
             if not provider:
-                provider.append(index_provider(embedder))
+                provider.append(make_provider())
             return provider[0]
 
-        def run_once(full_run: bool) -> Any:
+        def run_once(full_run: bool, should_stop: Callable[[], bool] | None = None) -> IndexSummary:
             started = time.perf_counter()
             with _progress(enabled=not as_json) as progress:
-                summary = index_repository(
-                    path, target, warm_provider, max_file_bytes=max_file_bytes, progress=progress,
-                    wait=wait, full=full_run, allow_purge=allow_purge, workers=parse_workers(),
+                summary = build_index(
+                    path, store=store, full=full_run, allow_purge=allow_purge, max_file_bytes=max_file_bytes,
+                    wait=wait, progress=progress, provider_factory=warm_provider, should_stop=should_stop,
                 )
             elapsed = time.perf_counter() - started
             if as_json:
@@ -181,10 +203,15 @@ def index(
         if watch_mode:
             from woods.watch import watch
 
+            def announce(changed: int) -> None:
+                sys.stderr.write(f"woods: {changed} file(s) changed; re-indexing\n")
+
             sys.stderr.write(f"woods: watching {path} for changes (Ctrl-C to stop)\n")
             try:
-                watch(path, lambda: run_once(False), max_file_bytes=max_file_bytes,
-                      on_change=lambda n: sys.stderr.write(f"woods: {n} file(s) changed; re-indexing\n"))
+                # Embedding stops when the tree changes again (its batches are kept): the next run
+                # publishes the new lexical generation at once, then resumes the vectors.
+                watch(path, lambda: run_once(False), max_file_bytes=max_file_bytes, on_change=announce,
+                      interruptible=lambda stop: run_once(False, stop))
             except KeyboardInterrupt:
                 sys.stderr.write("woods: stopped watching\n")
         return 0
@@ -192,13 +219,13 @@ def index(
     _run(debug, action)
 
 
-def _progress(enabled: bool) -> Any:
+def _progress(enabled: bool) -> AbstractContextManager[Progress]:
     from woods.progress import make_progress
 
     return make_progress(enabled)
 
 
-def _print_index_summary(summary: Any, elapsed: float) -> None:
+def _print_index_summary(summary: IndexSummary, elapsed: float) -> None:
     err = sys.stderr
     langs = ", ".join(f"{k} {v}" for k, v in summary.files_by_language.items()) or "none"
     types = ", ".join(f"{k} {v}" for k, v in summary.units_by_type.items()) or "none"
@@ -235,70 +262,51 @@ def search(
     query: Annotated[str, typer.Argument(help="What you are looking for.")],
     path: PathOpt = None,
     store: StoreOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=200, help="Results to show.")] = 10,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=limits.MAX_SEARCH_LIMIT, help="Results to show.")] = (
+        limits.DEFAULT_SEARCH_LIMIT
+    ),
     strategy: Annotated[Strategy, typer.Option("--strategy", help="Force a strategy (default: classify).")] = Strategy.auto,
-    types: Annotated[list[str] | None, typer.Option("--type", help="Only units of this type (repeatable).")] = None,
+    types: TypesOpt = None,
     exclude_types: Annotated[list[str] | None, typer.Option("--exclude-type", help="Drop this type (repeatable).")] = None,
-    budget: Annotated[int, typer.Option("--budget", min=1, help="Token budget of the assembled context.")] = 8000,
+    budget: Annotated[int, typer.Option("--budget", min=1, max=limits.MAX_CONTEXT_BUDGET,
+                                        help="Token budget of the assembled context.")] = limits.DEFAULT_CONTEXT_BUDGET,
     context: Annotated[bool, typer.Option("--context", help="Print the assembled context.")] = False,
-    mode: Annotated[Mode, typer.Option("--mode", help="semantic (default) or lexical (BM25F).")] = Mode.semantic,
+    mode: Annotated[Mode, typer.Option("--mode", help="semantic (default) or lexical (the lexical index alone, no model).")] = Mode.semantic,
     path_prefixes: Annotated[list[str] | None, typer.Option("--path-prefix", help="Only files under this path (repeatable).")] = None,
+    profile: ProfileOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Search the index: classify the query, run the strategy, rank, assemble a context."""
+    """Search the index: rank units for the query (code search by default) and assemble a context."""
 
     def action() -> int:
-        _validate_query(query)
-        from woods.freshness import mark_stale
-
-        stores = _open_index(path, store)
-        try:
-            result = _retrieve(stores, query, limit=limit, strategy=strategy.value, types=types,
-                               exclude_types=exclude_types, budget=budget, mode=mode.value,
-                               path_prefixes=path_prefixes)
-            payload = {"query": query, **result.to_dict()}
-            payload["warnings"] = [*payload.get("warnings", []), *mark_stale(stores, payload.get("results", []))]
-        finally:
-            stores.close()
+        with _open_index(path, store) as opened:
+            result = opened.search(
+                query, limit=limit, strategy=strategy.value, types=types, exclude_types=exclude_types,
+                path_prefixes=path_prefixes, mode=mode.value, budget=budget,
+                profile=profile.value if profile is not None else None,
+            )
         if as_json:
-            if not context:
-                payload.pop("context", None)
-            _emit_json(payload)
-            return 0
-        _print_results(payload, context)
+            _emit_json(result.to_dict(context=context))
+        else:
+            _print_results(result, context)
         return 0
 
     _run(debug, action)
 
 
-def _retrieve(stores: Any, query: str, **options: Any) -> Any:
-    from woods.embedding.select import query_embedder
-    from woods.retrieval.retriever import Retriever
-
-    retriever = Retriever(stores, lambda: query_embedder(stores.manifest.embedder), mode=options.pop("mode"))
-    strategy = options.pop("strategy")
-    return retriever.retrieve(query, strategy=None if strategy == "auto" else strategy, **options)
-
-
-def _print_results(payload: dict[str, Any], show_context: bool) -> None:
+def _print_results(result: SearchResult, show_context: bool) -> None:
     out = sys.stdout
-    rows = payload.get("results", [])
-    if not rows:
+    if not result:
         out.write("no results\n")
-    for i, row in enumerate(rows, 1):
-        where = f"{row['file_path']}:{row['line_start']}-{row['line_end']}"
-        found_by = ",".join(row.get("sources", []))
-        stale = "  STALE" if row.get("stale") else ""
-        out.write(f"{i:>2}. {row['identifier']}  [{row['type']}]  {where}  score {row['score']:.3f}  ({found_by}){stale}\n")
-    for warning in payload.get("warnings", []):
-        sys.stderr.write(f"woods: warning: {warning}\n")
-    sys.stderr.write(
-        f"strategy {payload.get('strategy')}; {len(rows)} results; "
-        f"{payload.get('trace', {}).get('elapsed_ms', '?')} ms\n"
-    )
+    for i, hit in enumerate(result, 1):
+        where = f"{hit.file_path}:{hit.line_start}-{hit.line_end}"
+        stale = "  STALE" if hit.stale else ""
+        out.write(f"{i:>2}. {hit.identifier}  [{hit.type}]  {where}  score {hit.score:.3f}  ({','.join(hit.sources)}){stale}\n")
+    _warn(list(result.warnings))
+    sys.stderr.write(f"strategy {result.strategy}; {len(result)} results; {result.trace.elapsed_ms} ms\n")
     if show_context:
-        out.write("\n" + str(payload.get("context", "")) + "\n")
+        out.write("\n" + result.context + "\n")
 
 
 # -- status --------------------------------------------------------------------------------------
@@ -314,51 +322,42 @@ def status(
     """Show what the index holds and which files changed since it was built."""
 
     def action() -> int:
-        from woods.freshness import changes_since_index
-        from woods.indexing.resume import describe_vector_state, vector_state
+        from woods.indexing.resume import describe_vector_state
 
-        stores = _open_index(path, store)
-        try:
-            manifest = stores.manifest.data
-            changes = changes_since_index(stores)
-            vectors = vector_state(stores.store_dir, stores.generation.name, stores.manifest)
-            payload = {
-                "store": str(stores.store_dir),
-                "generation": stores.generation.name,
-                "manifest": manifest,
-                "vectors": vectors,
-                "units_by_type": stores.metadata.type_counts(),
-                "files_by_language": stores.metadata.language_counts(),
-                "changes": changes.to_dict(),
-                "warnings": [],
-            }
-        finally:
-            stores.close()
+        with _open_index(path, store) as opened:
+            current = opened.status()
         if as_json:
-            _emit_json(payload)
+            _emit_json({**current.to_dict(), "warnings": []})
             return 0
         out = sys.stdout
-        counts = manifest.get("counts", {})
-        out.write(f"index: {payload['store']} (generation {payload['generation']}, built {manifest.get('created_at')})\n")
-        out.write(f"root: {manifest.get('root')}\n")
-        out.write(f"embedder: {manifest['embedder']['name']} ({manifest['embedder']['dimension']}-d)\n")
+        counts = current.counts
+        out.write(f"index: {current.store} (generation {current.generation}, built {current.created_at})\n")
+        out.write(f"root: {current.root}\n")
+        out.write(f"embedder: {current.embedder['name']} ({current.embedder['dimension']}-d)\n")
         out.write(
             f"files {counts.get('files')}, units {counts.get('units')}, chunks {counts.get('chunks')}, "
             f"edges {counts.get('edges')}\n"
         )
-        out.write(describe_vector_state(vectors) + "\n")
-        out.write("units by type: " + ", ".join(f"{k} {v}" for k, v in payload["units_by_type"].items()) + "\n")
-        c = changes
+        out.write(describe_vector_state(current.vectors) + "\n")
+        out.write("units by type: " + ", ".join(f"{k} {v}" for k, v in current.units_by_type.items()) + "\n")
+        out.write("files by language: " + ", ".join(f"{k} {v}" for k, v in current.files_by_language.items()) + "\n")
+        if current.skipped:
+            out.write("skipped: " + ", ".join(f"{k} {v}" for k, v in current.skipped.items()) + "\n")
+        c = current.changes
         if c.root_missing:
             out.write("freshness: the indexed root is gone\n")
         else:
             out.write(f"changed {len(c.changed)}, added {len(c.added)}, deleted {len(c.deleted)} since indexing\n")
             for label, items in (("changed", c.changed), ("added", c.added), ("deleted", c.deleted)):
-                for item in items[:20]:
+                for item in items[:STATUS_PATHS_SHOWN]:
                     out.write(f"  {label}: {item}\n")
         return 0
 
     _run(debug, action)
+
+
+# Changed paths listed per kind in human `status` output; `--json` lists them all.
+STATUS_PATHS_SHOWN = 20
 
 
 # -- resolve -------------------------------------------------------------------------------------
@@ -374,12 +373,12 @@ def _resolve_request(ref: str | None, input_path: str | None, unit_type: str | N
         raise InputError("pass the reference either as an argument or with --input -, not both")
     if input_path != "-":
         raise InputError("--input takes '-' (read the request from stdin)")
-    raw = sys.stdin.read(1_000_000 + 1)
-    if len(raw) > 1_000_000:
-        raise InputError("the --input request is over 1 MB; send {\"ref\": \"…\"}")
+    raw = sys.stdin.read(limits.MAX_INPUT_REQUEST_BYTES + 1)
+    if len(raw) > limits.MAX_INPUT_REQUEST_BYTES:
+        raise InputError(f"the --input request is over {limits.MAX_INPUT_REQUEST_BYTES} bytes; send {{\"ref\": \"…\"}}")
     try:
         request = json.loads(raw)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise InputError(f"--input is not JSON ({exc.msg}); send {{\"ref\": \"…\", \"type\": \"…\"}}") from None
     if not isinstance(request, dict) or not isinstance(request.get("ref"), str):
         raise InputError('--input must be a JSON object with a string "ref" (and optionally "type")')
@@ -395,7 +394,8 @@ def resolve(
     path: PathOpt = None,
     store: StoreOpt = None,
     unit_type: Annotated[str | None, typer.Option("--type", help="Only units of this type.")] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, max=20, help="Candidates to list when ambiguous.")] = 5,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=limits.RESOLVE_MAX_CANDIDATES,
+                                       help="Candidates to list when ambiguous.")] = limits.RESOLVE_DEFAULT_LIMIT,
     strict: Annotated[bool, typer.Option("--strict", help="Only deterministic stages may resolve (before edits).")] = False,
     input_path: Annotated[str | None, typer.Option("--input", help="'-' reads {\"ref\", \"type\"} JSON from stdin.")] = None,
     as_json: JsonOpt = False,
@@ -404,53 +404,20 @@ def resolve(
     """Turn a reference into exactly one unit, or say it is ambiguous (exit 3) — never a guess."""
 
     def action() -> int:
-        from woods.embedding.select import query_embedder
-        from woods.resolve import make_searcher
-        from woods.resolve import resolve as resolve_ref
-
         reference, requested_type = _resolve_request(ref, input_path, unit_type)
-        stores = _open_index(path, store)
-        try:
-            searcher = make_searcher(stores, lambda: query_embedder(stores.manifest.embedder))
-            outcome = resolve_ref(stores, reference, type=requested_type, limit=limit, strict=strict, searcher=searcher)
-            payload = outcome.to_dict()
-            if outcome.file_path:
-                from woods.freshness import mark_stale
-
-                probe = [{"file_path": outcome.file_path}]
-                payload["warnings"] = [*payload.get("warnings", []), *mark_stale(stores, probe)]
-                if probe[0].get("stale"):
-                    payload["stale"] = True
-        finally:
-            stores.close()
+        with _open_index(path, store) as opened:
+            outcome = opened.resolve(reference, type=requested_type, limit=limit, strict=strict)
         if as_json:
-            _emit_json(payload)
+            _emit_json(outcome.to_dict())
         else:
             sys.stdout.write(outcome.format_human().rstrip("\n") + "\n")
-            for warning in payload.get("warnings", []):
-                sys.stderr.write(f"woods: warning: {warning}\n")
+            _warn(list(outcome.warnings))
         return outcome.exit_code
 
     _run(debug, action)
 
 
 # -- lookup, deps, dependents, structure ---------------------------------------------------------
-
-
-def _records_for(stores: Any, identifier: str) -> list[dict[str, Any]]:
-    """Records named by a storage key or a public identifier (all typed variants), or []."""
-    record = stores.metadata.find(identifier)
-    return [record] if record is not None else stores.metadata.find_by_identifier(identifier)
-
-
-def _unit_summary(record: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "identifier": record["identifier"],
-        "type": record["type"],
-        "file_path": record.get("file_path"),
-        "line_start": record.get("line_start"),
-        "line_end": record.get("line_end"),
-    }
 
 
 def _not_found(identifier: str, as_json: bool) -> int:
@@ -461,11 +428,18 @@ def _not_found(identifier: str, as_json: bool) -> int:
     return 3
 
 
+def _unit_json(unit: UnitRecord) -> dict[str, Any]:
+    """A unit as `woods lookup --json` prints it: `UnitRecord.to_dict()`, plus `id` (the storage
+    key under its schema-1 name, kept for schema-1 readers; the same value as `key`)."""
+    return {**unit.to_dict(), "id": unit.key}
+
+
 @app.command()
 def lookup(
     identifier: Annotated[str, typer.Argument(help="Unit identifier or storage key.")],
     path: PathOpt = None,
     store: StoreOpt = None,
+    unit_type: Annotated[str | None, typer.Option("--type", help="Only the unit of this type.")] = None,
     include_source: Annotated[bool, typer.Option("--source/--no-source", help="Include the source code.")] = True,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
@@ -473,136 +447,130 @@ def lookup(
     """Show a unit: where it is, its metadata, dependencies and dependents (exit 3 when unknown)."""
 
     def action() -> int:
-        stores = _open_index(path, store)
-        try:
-            records = _records_for(stores, identifier)
-        finally:
-            stores.close()
-        if not records:
+        with _open_index(path, store) as opened:
+            units = opened.lookup_all(identifier, type=unit_type, include_source=include_source)
+        if not units:
             return _not_found(identifier, as_json)
-        if not include_source:
-            records = [{k: v for k, v in r.items() if k != "source_code"} for r in records]
         if as_json:
-            _emit_json({"status": "found", "identifier": identifier, "units": records, "warnings": []})
+            _emit_json({"status": "found", "identifier": identifier, "units": [_unit_json(u) for u in units],
+                        "warnings": []})
             return 0
         out = sys.stdout
-        for record in records:
-            out.write(f"{record['identifier']}  [{record['type']}]  {record['file_path']}:{record['line_start']}-{record['line_end']}\n")
-            if record.get("signature"):
-                out.write(f"  signature: {record['signature']}\n")
-            deps = ", ".join(f"{d['target']} ({d['via']})" for d in record.get("dependencies", []))
+        for unit in units:
+            out.write(f"{unit.identifier}  [{unit.type}]  {unit.file_path}:{unit.line_start}-{unit.line_end}\n")
+            if unit.signature:
+                out.write(f"  signature: {unit.signature}\n")
+            deps = ", ".join(f"{d['target']} ({d['via']})" for d in unit.dependencies)
             out.write(f"  dependencies: {deps or '-'}\n")
-            dependents = ", ".join(d["identifier"] for d in record.get("dependents", []))
+            dependents = ", ".join(str(d["identifier"]) for d in unit.dependents)
             out.write(f"  dependents: {dependents or '-'}\n")
-            if record.get("metadata"):
-                out.write(f"  metadata: {json.dumps(record['metadata'], ensure_ascii=False, sort_keys=True)}\n")
-            if include_source:
-                out.write("\n" + record.get("source_code", "").rstrip("\n") + "\n\n")
+            if unit.metadata:
+                out.write(f"  metadata: {json.dumps(unit.metadata, ensure_ascii=False, sort_keys=True)}\n")
+            if unit.source_code is not None:
+                out.write("\n" + unit.source_code.rstrip("\n") + "\n\n")
         return 0
 
     _run(debug, action)
 
 
+def _neighbor_json(neighbor: GraphNeighbor) -> dict[str, Any]:
+    """A graph row as `woods deps --json` prints it: `GraphNeighbor.to_dict()` plus, for schema-1
+    readers, the old names `distance` (= `depth`), `in_index` (= `indexed`) and `type` (the first
+    of `types`). The old names go when the JSON schema version becomes 2."""
+    row = {**neighbor.to_dict(), "distance": neighbor.depth, "in_index": neighbor.indexed}
+    if neighbor.types:
+        row["type"] = neighbor.types[0]
+    return row
+
+
 def _graph_command(identifier: str, path: Path | None, store: Path | None, depth: int, via: str | None,
-                   reverse: bool, as_json: bool) -> int:
-    stores = _open_index(path, store)
-    try:
-        records = _records_for(stores, identifier)
-        if not records:
+                   types: list[str] | None, direction: str, as_json: bool) -> int:
+    from woods.api import UnitNotFoundError
+
+    with _open_index(path, store) as opened:
+        try:
+            walk = opened.traverse(identifier, direction=direction, depth=depth, via=via, types=types)
+        except UnitNotFoundError:
             return _not_found(identifier, as_json)
-        public = records[0]["identifier"]
-        hops = stores.graph.traverse(public, reverse=reverse, depth=depth, via=via)
-        found = stores.metadata.find_batch([h[0] for h in hops])
-        rows = []
-        for neighbour, edge_via, distance in hops:
-            record = found.get(neighbour) or next(iter(stores.metadata.find_by_identifier(neighbour)), None)
-            row = {"identifier": neighbour, "via": edge_via, "distance": distance, "in_index": record is not None}
-            if record is not None:
-                row.update({k: v for k, v in _unit_summary(record).items() if k != "identifier"})
-            rows.append(row)
-    finally:
-        stores.close()
     if as_json:
-        _emit_json({
-            "identifier": public, "direction": "dependents" if reverse else "dependencies",
-            "depth": depth, "via": via, "results": rows, "warnings": [],
-        })
+        payload = walk.to_dict()
+        payload["results"] = [_neighbor_json(n) for n in walk.neighbors]
+        _emit_json({**payload, "warnings": []})
         return 0
     out = sys.stdout
-    if not rows:
+    if not walk.neighbors:
         out.write("none\n")
-    for row in rows:
-        where = f"  {row['file_path']}:{row['line_start']}" if row["in_index"] else "  (not in the index)"
-        out.write(f"{'  ' * (row['distance'] - 1)}{row['identifier']}  via {row['via']}{where}\n")
+    for n in walk.neighbors:
+        where = f"  {n.file_path}:{n.line_start}" if n.indexed else "  (not in the index)"
+        out.write(f"{'  ' * (n.depth - 1)}{n.identifier}  via {n.via}{where}\n")
     return 0
 
 
-DepthOpt = Annotated[int, typer.Option("--depth", min=1, max=10, help="Hops to follow.")]
+DepthOpt = Annotated[int, typer.Option("--depth", min=1, max=limits.MAX_GRAPH_DEPTH, help="Hops to follow.")]
 ViaOpt = Annotated[str | None, typer.Option("--via", help="Only edges of this kind (superclass, calls, include …).")]
+GraphTypesOpt = Annotated[list[str] | None, typer.Option("--type", help="Only neighbours with a unit of this type (repeatable).")]
 
 
 @app.command()
 def deps(
-    identifier: Annotated[str, typer.Argument(help="Unit identifier.")],
+    identifier: Annotated[str, typer.Argument(help="Unit identifier, storage key or graph node.")],
     path: PathOpt = None,
     store: StoreOpt = None,
-    depth: DepthOpt = 1,
+    depth: DepthOpt = limits.DEFAULT_GRAPH_DEPTH,
     via: ViaOpt = None,
+    types: GraphTypesOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """What a unit depends on (breadth-first up to --depth)."""
-    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, False, as_json))
+    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, types, "dependencies", as_json))
 
 
 @app.command()
 def dependents(
-    identifier: Annotated[str, typer.Argument(help="Unit identifier.")],
+    identifier: Annotated[str, typer.Argument(help="Unit identifier, storage key or graph node.")],
     path: PathOpt = None,
     store: StoreOpt = None,
-    depth: DepthOpt = 1,
+    depth: DepthOpt = limits.DEFAULT_GRAPH_DEPTH,
     via: ViaOpt = None,
+    types: GraphTypesOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """What depends on a unit (breadth-first up to --depth)."""
-    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, True, as_json))
+    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, types, "dependents", as_json))
 
 
 @app.command()
 def structure(
     path: PathOpt = None,
     store: StoreOpt = None,
-    top: Annotated[int, typer.Option("--top", min=1, max=1000, help="Units in the PageRank list.")] = 20,
+    top: Annotated[int, typer.Option("--top", min=1, max=limits.MAX_LIST_LIMIT, help="Units in the PageRank list.")] = (
+        limits.DEFAULT_PAGERANK_LIMIT
+    ),
+    detail: Annotated[Detail, typer.Option("--detail", help="summary, or full: also every indexed file.")] = Detail.summary,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """The shape of the codebase: units by type, edges by kind, files by language, top PageRank."""
 
     def action() -> int:
-        stores = _open_index(path, store)
-        try:
-            payload = {
-                "units_by_type": stores.metadata.type_counts(),
-                "edges_by_via": stores.metadata.edge_counts_by_via(),
-                "files_by_language": stores.metadata.language_counts(),
-                "top_pagerank": [
-                    {"identifier": i, "type": t, "score": s} for i, t, s in stores.metadata.top_pagerank(top)
-                ],
-                "warnings": [],
-            }
-        finally:
-            stores.close()
+        with _open_index(path, store) as opened:
+            shape = opened.structure(detail=detail.value, top=top)
         if as_json:
-            _emit_json(payload)
+            _emit_json({**shape.to_dict(), "warnings": []})
             return 0
         out = sys.stdout
-        for title, key in (("units by type", "units_by_type"), ("edges by via", "edges_by_via"),
-                           ("files by language", "files_by_language")):
-            out.write(f"{title}: " + ", ".join(f"{k} {v}" for k, v in payload[key].items()) + "\n")
+        for title, counts in (("units by type", shape.units_by_type), ("edges by via", shape.edges_by_via),
+                              ("files by language", shape.files_by_language)):
+            out.write(f"{title}: " + ", ".join(f"{k} {v}" for k, v in counts.items()) + "\n")
         out.write("top PageRank:\n")
-        for row in payload["top_pagerank"]:
-            out.write(f"  {row['score']:.5f}  {row['identifier']}  [{row['type']}]\n")
+        for unit in shape.top_pagerank:
+            out.write(f"  {unit.score:.5f}  {unit.identifier}  [{unit.type}]\n")
+        if shape.files:
+            out.write("files:\n")
+            for row in shape.files:
+                out.write(f"  {row['path']}  [{row['language']}]  {row['units']} units\n")
         return 0
 
     _run(debug, action)
@@ -616,9 +584,11 @@ def mcp(path: PathOpt = None, store: StoreOpt = None, debug: DebugOpt = False) -
     """Serve the index to coding assistants over MCP (stdio); keeps the index and model warm."""
 
     def action() -> int:
+        from woods.entrypoint import provider_factory_from_environment
         from woods.mcp_server import serve
 
-        serve(_store_dir(path, store), root=None if store else (path or Path.cwd()).resolve())
+        serve(_store_dir(path, store), root=None if store else (path or Path.cwd()).resolve(),
+              provider_factory=provider_factory_from_environment())
         return 0
 
     _run(debug, action)
@@ -634,7 +604,10 @@ def evaluate(
     store: StoreOpt = None,
     corpus: Annotated[Path | None, typer.Option("--corpus", help="Pre-extracted units (Ruby corpus.json).")] = None,
     vectors: Annotated[Path | None, typer.Option("--vectors", help="Captured vectors for --corpus (vectors.json).")] = None,
-    budget: Annotated[int | None, typer.Option("--budget", min=1, help="Override every query's budget.")] = None,
+    budget: Annotated[int | None, typer.Option("--budget", min=1, max=limits.MAX_CONTEXT_BUDGET,
+                                               help="Override every query's budget.")] = None,
+    profile: Annotated[Profile | None, typer.Option(
+        "--profile", help="Ranking: code or ruby (default: ruby with --corpus, the parity bench; else code).")] = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -650,12 +623,12 @@ def evaluate(
         for given in (corpus, vectors):
             if given is not None and not given.is_file():
                 raise InputError(f"file not found: {given}")
-        stores = None if corpus is not None else _open_index(path, store)
-        try:
-            report = run_evaluation(queryset, stores=stores, corpus_path=corpus, vectors_path=vectors, budget=budget)
-        finally:
-            if stores is not None:
-                stores.close()
+        if corpus is not None:
+            report = run_evaluation(queryset, corpus_path=corpus, vectors_path=vectors, budget=budget,
+                                    profile=profile.value if profile is not None else None)
+        else:
+            with _open_index(path, store) as opened:
+                report = opened.evaluate(queryset, budget=budget, profile=profile.value if profile is not None else None)
         if as_json:
             _emit_json(report.to_dict())
         else:
@@ -671,6 +644,9 @@ def main() -> None:
     typer vendors its own click (typer._click); its exceptions share `typer.exceptions.TyperException`
     and carry `exit_code` and `format_message()`, which is all this needs.
     """
+    from woods.entrypoint import configure_process
+
+    configure_process()
     try:
         app(standalone_mode=False)
     except (typer.Exit, typer.Abort) as exc:

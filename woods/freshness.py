@@ -7,9 +7,19 @@ Why: an index kept for months must never serve silently wrong results. The check
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from woods.limits import DEFAULT_MAX_FILE_BYTES
+
+if TYPE_CHECKING:
+    from woods.store.index import IndexStores
+    from woods.store.metadata import FileRow
+
+# Stale paths named in the warning; the count says how many more there are.
+STALE_PATHS_SHOWN = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +45,7 @@ class Changes:
         }
 
 
-def file_is_stale(root: Path, row: Any) -> bool:
+def file_is_stale(root: Path, row: FileRow) -> bool:
     """True when the file at `row.path` no longer has the indexed content (stat, then hash)."""
     path = root / row.path
     try:
@@ -52,17 +62,30 @@ def file_is_stale(root: Path, row: Any) -> bool:
         return True
 
 
-def stale_files(stores: Any, paths: set[str]) -> set[str]:
+def stale_files(stores: IndexStores, paths: Iterable[str]) -> set[str]:
     """Which of `paths` changed on disk since indexing (for marking results stale)."""
+    wanted = set(paths)
     root_text = stores.manifest.root
-    if not root_text:
+    if not root_text or not wanted:
         return set()
     root = Path(root_text)
-    rows = stores.metadata.file_rows(paths)
+    rows = stores.metadata.file_rows(wanted)
     return {p for p, row in rows.items() if file_is_stale(root, row)}
 
 
-def changes_since_index(stores: Any, *, include_added: bool = True) -> Changes:
+def stale_warning(stale: Collection[str]) -> list[str]:
+    """The one warning that says results come from changed files (none when nothing is stale)."""
+    if not stale:
+        return []
+    shown = sorted(stale)[:STALE_PATHS_SHOWN]
+    more = ", …" if len(stale) > STALE_PATHS_SHOWN else ""
+    return [
+        f"stale: {len(stale)} file(s) changed since indexing ({', '.join(shown)}{more}); "
+        "run `woods index` to refresh"
+    ]
+
+
+def changes_since_index(stores: IndexStores, *, include_added: bool = True) -> Changes:
     """Compare the index's file table with the repository on disk."""
     root_text = stores.manifest.root
     if not root_text:
@@ -82,21 +105,15 @@ def changes_since_index(stores: Any, *, include_added: bool = True) -> Changes:
         from woods.discovery import discover
 
         indexed = {row.path for row in rows}
-        max_bytes = int(stores.manifest.data.get("max_file_bytes") or 1_000_000)
+        max_bytes = int(stores.manifest.data.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
         added = sorted(f.path for f in discover(root, max_file_bytes=max_bytes).files if f.path not in indexed)
     return Changes(sorted(changed), added, sorted(deleted))
 
 
-def mark_stale(stores: Any, results: list[dict[str, Any]]) -> list[str]:
+def mark_stale(stores: IndexStores, results: list[dict[str, Any]]) -> list[str]:
     """Set `"stale": True` on result rows whose file changed since indexing; return the warnings."""
-    paths = {str(r["file_path"]) for r in results if r.get("file_path")}
-    stale = stale_files(stores, paths) if paths else set()
+    stale = stale_files(stores, (str(r["file_path"]) for r in results if r.get("file_path")))
     for row in results:
         if row.get("file_path") in stale:
             row["stale"] = True
-    if not stale:
-        return []
-    return [
-        f"stale: {len(stale)} file(s) changed since indexing ({', '.join(sorted(stale)[:3])}"
-        f"{', …' if len(stale) > 3 else ''}); run `woods index` to refresh"
-    ]
+    return stale_warning(stale)

@@ -20,44 +20,44 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from woods import limits
 from woods.api import (
     AmbiguousIdentifierError,
-    GraphNeighbor,
     Index,
     UnitNotFoundError,
     UnitRecord,
+    build_index,
 )
 from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError, InputError, LockTimeoutError
 
+if TYPE_CHECKING:
+    from mcp.server import Server, ServerRequestContext
+
+    from woods.embedding.provider import EmbeddingProvider
+    from woods.freshness import Changes
+    from woods.indexing import IndexSummary
+
 SERVER_NAME = "woods"
-# Units remembered per session for `resolve`: more than one answer's worth of hits (search shows
-# up to 20) yet short enough that "that one" still means something recent. resolve reads the
-# first 50 (its MAX_RECENT), most recent first.
-RECENT_RING_SIZE = 64
-# Ruby server defaults (§3.3).
-DEFAULT_BUDGET = 8000
-DEFAULT_SEARCH_LIMIT = 10
-DEFAULT_GRAPH_DEPTH = 2
-DEFAULT_GRAPH_LIMIT = 50
-DEFAULT_PAGERANK_LIMIT = 20
-# Caps that keep one answer readable and bounded in size; the Python API enforces its own.
-MAX_LIST_LIMIT = 500
-MAX_SEARCH_LIMIT = 200
-MAX_GRAPH_DEPTH = 10
-MAX_BUDGET = 200_000
+# Every bound and default comes from woods.limits (rationale there), so a tool accepts exactly
+# what `woods … ` and `woods.Index` accept.
+RECENT_RING_SIZE = limits.MCP_RECENT_RING_SIZE
 STRATEGIES = ("auto", "vector", "keyword", "graph", "direct", "hybrid")
+MODES = ("semantic", "lexical")
 LOOKUP_SECTIONS = ("signature", "docstring", "source_code", "dependencies", "dependents", "metadata")
 # Fields every lookup answer keeps whatever `sections` asks (Ruby keeps type, identifier,
-# file_path, namespace; the key and line range are what the other tools need to refer back).
-LOOKUP_ALWAYS = ("key", "identifier", "type", "language", "file_path", "line_start", "line_end", "namespace", "parent")
+# file_path, namespace; the key, line range and source hash are what the other tools need to refer
+# back and to notice an edit).
+LOOKUP_ALWAYS = (
+    "key", "identifier", "type", "language", "file_path", "line_start", "line_end", "namespace", "parent",
+    "source_hash",
+)
 
 ERROR_CODES = (
     "not_found",  # the identifier names no unit
@@ -199,15 +199,19 @@ class ToolSpec:
 
 
 _TYPES = Param("types", "string_list", "Only units of these types (e.g. method, model, class).")
+_EXCLUDE_TYPES = Param("exclude_types", "string_list", "Drop units of these types (test_mapping is always dropped).")
 _IDENT = Param("identifier", "string", "A unit identifier (e.g. Billing::Invoice#charge) or storage key.", required=True)
 _GRAPH_PARAMS = (
     _IDENT,
-    Param("depth", "integer", "Hops to follow.", default=DEFAULT_GRAPH_DEPTH, minimum=1, maximum=MAX_GRAPH_DEPTH),
+    Param("depth", "integer", "Hops to follow.", default=limits.MCP_DEFAULT_GRAPH_DEPTH, minimum=1,
+          maximum=limits.MAX_GRAPH_DEPTH),
     Param("via", "string_or_list", "Only edges of these kinds (calls, superclass, include, import, …)."),
     _TYPES,
-    Param("limit", "integer", "Results per page.", default=DEFAULT_GRAPH_LIMIT, minimum=1, maximum=MAX_LIST_LIMIT),
+    Param("limit", "integer", "Results per page.", default=limits.MCP_DEFAULT_GRAPH_PAGE, minimum=1,
+          maximum=limits.MAX_LIST_LIMIT),
     Param("offset", "integer", "Results to skip (paging).", default=0, minimum=0),
 )
+_QUERY_BYTES = f"at most {limits.MAX_QUERY_BYTES} bytes"
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
@@ -215,10 +219,11 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Assemble a token-budgeted context of the code most relevant to a question (best first). "
         "Use for 'how does X work' questions; use `search` for a ranked list.",
         (
-            Param("query", "string", "The question or search text (at most 8192 bytes).", required=True),
-            Param("budget", "integer", "Token budget of the context.", default=DEFAULT_BUDGET, minimum=1, maximum=MAX_BUDGET),
+            Param("query", "string", f"The question or search text ({_QUERY_BYTES}).", required=True),
+            Param("budget", "integer", "Token budget of the context.", default=limits.DEFAULT_CONTEXT_BUDGET,
+                  minimum=1, maximum=limits.MAX_CONTEXT_BUDGET),
             _TYPES,
-            Param("exclude_types", "string_list", "Drop units of these types (test_mapping is always dropped)."),
+            _EXCLUDE_TYPES,
         ),
         unsupported={"limit": "the context is sized by `budget` (tokens); use the `search` tool for a ranked list"},
     ),
@@ -226,10 +231,18 @@ TOOLS: tuple[ToolSpec, ...] = (
         "search",
         "Ranked units for a query, as structured JSON (identifier, type, file, lines, score, strategies).",
         (
-            Param("query", "string", "What you are looking for (at most 8192 bytes).", required=True),
-            Param("limit", "integer", "Results to return.", default=DEFAULT_SEARCH_LIMIT, minimum=1, maximum=MAX_SEARCH_LIMIT),
+            Param("query", "string", f"What you are looking for ({_QUERY_BYTES}).", required=True),
+            Param("limit", "integer", "Results to return.", default=limits.DEFAULT_SEARCH_LIMIT, minimum=1,
+                  maximum=limits.MAX_SEARCH_LIMIT),
             Param("strategy", "string", "Force a strategy (auto classifies the query).", default="auto", enum=STRATEGIES),
             _TYPES,
+            _EXCLUDE_TYPES,
+            Param("path_prefixes", "string_list",
+                  "Only units whose file is under one of these repository-relative paths (whole segments)."),
+            Param("mode", "string", "semantic, or lexical (the lexical index over names, paths and source; no model).",
+                  default="semantic", enum=MODES),
+            Param("profile", "string", "Ranking: code (woods' code search) or ruby (the Ruby gem woods 2.0's pipeline).",
+                  default=limits.DEFAULT_PROFILE, enum=limits.PROFILES),
         ),
     ),
     ToolSpec(
@@ -239,7 +252,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         (
             Param("ref", "string", "The reference to resolve.", required=True),
             Param("type", "string", "Only units of this type."),
-            Param("limit", "integer", "Candidates to show when ambiguous.", default=5, minimum=1, maximum=20),
+            Param("limit", "integer", "Candidates to show when ambiguous.", default=limits.RESOLVE_DEFAULT_LIMIT,
+                  minimum=1, maximum=limits.RESOLVE_MAX_CANDIDATES),
             Param("strict", "boolean", "Only deterministic matches may resolve (no search guess).", default=False),
         ),
     ),
@@ -258,22 +272,30 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("dependents", "What depends on a unit, breadth-first (paged).", _GRAPH_PARAMS),
     ToolSpec(
         "structure",
-        "What the index holds: counts by unit type, language and edge kind (full: every file).",
-        (Param("detail", "string", "summary or full.", default="summary", enum=("summary", "full")),),
+        "What the index holds: counts by unit type, language and edge kind, the most central units "
+        "(full: every file).",
+        (
+            Param("detail", "string", "summary or full.", default="summary", enum=("summary", "full")),
+            Param("top", "integer", "Units in the PageRank list.", default=limits.DEFAULT_PAGERANK_LIMIT, minimum=1,
+                  maximum=limits.MAX_LIST_LIMIT),
+        ),
     ),
     ToolSpec(
         "pagerank",
         "The structurally most important units (PageRank over the dependency graph).",
         (
-            Param("limit", "integer", "Results to return.", default=DEFAULT_PAGERANK_LIMIT, minimum=1, maximum=MAX_LIST_LIMIT),
+            Param("limit", "integer", "Results to return.", default=limits.DEFAULT_PAGERANK_LIMIT, minimum=1,
+                  maximum=limits.MAX_LIST_LIMIT),
             _TYPES,
         ),
     ),
     ToolSpec("woods_status", "The index's identity, freshness (files changed since indexing) and session state."),
     ToolSpec(
         "reindex",
-        "Re-index the repository (unchanged code reuses its vectors) and switch to the new index.",
-        (Param("changed_files", "string_list", "Files you changed (repository-relative); informational."),),
+        "Re-index the repository incrementally (only changed files are parsed, only new code is embedded) "
+        "and switch to the new index. woods finds every change itself; `changed_files` are checked against "
+        "what it found (changed, unchanged or not indexed).",
+        (Param("changed_files", "string_list", "Files you changed (repository-relative), to be checked."),),
         read_only=False,
     ),
 )
@@ -316,14 +338,23 @@ class WoodsTools:
 
     The index is opened at start; when that fails (no index yet, corrupt) the session stays up in a
     degraded state, every reading tool answers `degraded_index` (phase boot), each call retries the
-    open, and `reindex` can build the index when the repository root is known.
+    open, and `reindex` can build the index when the repository root is known. Every answer comes
+    from `woods.api.Index` (or `build_index`); this class only checks arguments and shapes payloads.
     """
 
-    def __init__(self, store_dir: Path, *, root: Path | None = None, open_index: Callable[[Path], Index] | None = None) -> None:
+    def __init__(
+        self,
+        store_dir: Path,
+        *,
+        root: Path | None = None,
+        open_index: Callable[[Path], Index] | None = None,
+        provider_factory: Callable[[], EmbeddingProvider] | None = None,
+    ) -> None:
         self.store_dir = Path(store_dir)
         self.root = root
         self.recent = RecentRing()
         self._open_index = open_index or (lambda d: Index(d))
+        self._provider_factory = provider_factory
         self._lock = threading.Lock()
         self._index: Index | None = None
         self._boot_error: str | None = None
@@ -353,8 +384,8 @@ class WoodsTools:
                 self._index = None
 
     # -- dispatch --------------------------------------------------------------------------
-    def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None, bool]:
-        """(text-or-payload, structured payload, is_error) for one tool call; never raises."""
+    def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[str, dict[str, Any], bool]:
+        """(text, structured payload, is_error) for one tool call; never raises."""
         try:
             spec = TOOLS_BY_NAME.get(name)
             if spec is None:
@@ -362,7 +393,7 @@ class WoodsTools:
             if arguments is not None and not isinstance(arguments, dict):
                 raise ToolError("invalid_argument", "arguments must be a JSON object")
             bound = spec.bind(arguments)
-            handler: Callable[..., tuple[Any, dict[str, Any]]] = getattr(self, f"_tool_{name}")
+            handler: Callable[..., tuple[str, dict[str, Any]]] = getattr(self, f"_tool_{name}")
             text, payload = handler(**bound)
             return text, payload, False
         except ToolError as exc:
@@ -403,11 +434,33 @@ class WoodsTools:
         return retrieval.context, retrieval.to_dict()
 
     def _tool_search(
-        self, query: str, limit: int, strategy: str, types: list[str] | None
+        self,
+        query: str,
+        limit: int,
+        strategy: str,
+        types: list[str] | None,
+        exclude_types: list[str] | None,
+        path_prefixes: list[str] | None,
+        mode: str,
+        profile: str,
     ) -> tuple[str, dict[str, Any]]:
-        hits = self.index().search(query, limit=limit, strategy=strategy, types=types)
-        self.recent.remember(h.key for h in hits)
-        payload = {"query": query, "result_count": len(hits), "results": [h.to_dict() for h in hits]}
+        # The default budget, as `woods search` uses: the ranked list does not depend on it, but
+        # `applied_scope.returned_units` counts the units the context holds.
+        result = self.index().search(
+            query, limit=limit, strategy=strategy, types=types, exclude_types=exclude_types,
+            path_prefixes=path_prefixes, mode=mode, profile=profile,
+        )
+        self.recent.remember(h.key for h in result)
+        full = result.to_dict(context=False)
+        payload = {
+            "query": query,
+            "mode": full["mode"],
+            "strategy": full["strategy"],
+            "result_count": len(result),
+            "results": full["results"],
+            "applied_scope": full["applied_scope"],
+            "warnings": full["warnings"],
+        }
         return _json(payload), payload
 
     def _tool_resolve(self, ref: str, type: str | None, limit: int, strict: bool) -> tuple[str, dict[str, Any]]:  # noqa: A002
@@ -429,28 +482,32 @@ class WoodsTools:
         payload = _lookup_payload(unit, include_source, sections)
         return _json(payload), payload
 
-    def _graph(self, direction: str, identifier: str, depth: int, via: Any, types: list[str] | None,
-               limit: int, offset: int) -> tuple[str, dict[str, Any]]:
-        index = self.index()
-        walk = index.dependencies if direction == "dependencies" else index.dependents
-        found: list[GraphNeighbor] = walk(identifier, depth=depth, via=via)
-        if types:
-            wanted = set(types)
-            found = [n for n in found if wanted.intersection(n.types)]
-        page = found[offset : offset + limit]
+    def _graph(
+        self,
+        direction: str,
+        identifier: str,
+        depth: int,
+        via: str | list[str] | None,
+        types: list[str] | None,
+        limit: int,
+        offset: int,
+    ) -> tuple[str, dict[str, Any]]:
+        walk = self.index().traverse(identifier, direction=direction, depth=depth, via=via, types=types)
+        page = walk.neighbors[offset : offset + limit]
         self.recent.remember(n.identifier for n in page if n.indexed)
-        payload: dict[str, Any] = {
-            "identifier": identifier,
-            "direction": direction,
-            "depth": depth,
-            "total": len(found),
-            "offset": offset,
-            "limit": limit,
-            "truncated": offset + len(page) < len(found),
-            "results": [n.to_dict() for n in page],
-        }
+        payload = walk.to_dict()
+        payload.update(
+            {
+                "offset": offset,
+                "limit": limit,
+                "truncated": offset + len(page) < len(walk.neighbors),
+                "results": [n.to_dict() for n in page],
+            }
+        )
         if payload["truncated"]:
-            payload["note"] = f"Showing {len(page)} of {len(found)} (truncated); pass offset={offset + len(page)} for more"
+            payload["note"] = (
+                f"Showing {len(page)} of {len(walk.neighbors)} (truncated); pass offset={offset + len(page)} for more"
+            )
         return _json(payload), payload
 
     def _tool_dependencies(self, **arguments: Any) -> tuple[str, dict[str, Any]]:
@@ -459,13 +516,12 @@ class WoodsTools:
     def _tool_dependents(self, **arguments: Any) -> tuple[str, dict[str, Any]]:
         return self._graph("dependents", **arguments)
 
-    def _tool_structure(self, detail: str) -> tuple[str, dict[str, Any]]:
-        payload = self.index().structure(detail=detail).to_dict()
+    def _tool_structure(self, detail: str, top: int) -> tuple[str, dict[str, Any]]:
+        payload = self.index().structure(detail=detail, top=top).to_dict()
         return _json(payload), payload
 
     def _tool_pagerank(self, limit: int, types: list[str] | None) -> tuple[str, dict[str, Any]]:
-        index = self.index()
-        everything = index.pagerank(limit=sys.maxsize, types=types)
+        everything = self.index().pagerank(limit=None, types=types)
         payload = {"total_nodes": len(everything), "results": [u.to_dict() for u in everything[:limit]]}
         return _json(payload), payload
 
@@ -485,36 +541,88 @@ class WoodsTools:
         return _json(payload), payload
 
     def _tool_reindex(self, changed_files: list[str] | None) -> tuple[str, dict[str, Any]]:
+        """Re-index incrementally and say truthfully what happened.
+
+        `changed_files` does not narrow the run (woods finds every change itself, so nothing the
+        caller forgot to list is missed); each listed file is reported as `changed` (it differed
+        from the index, or was new or deleted), `unchanged` (indexed, same content) or
+        `not_indexed` (woods does not index it: unsupported, ignored, too large or absent), and
+        `other_changes` lists what changed that the caller did not mention.
+        """
+        given = _check_changed_files(changed_files)
         index = self._try_open()
-        checked = _check_changed_files(changed_files)
+        before_changes: Changes | None
         if index is None:
-            summary, before = self._first_index(), None
-            after = self.index().generation
+            summary, before, before_changes = self._first_index(), None, None
+            index = self.index()
+            index.complete_vectors_in_background(provider_factory=self._provider_factory)
         else:
-            before = index.generation
-            summary = index.update()
-            after = index.generation
+            before, before_changes = index.generation, index.status().changes
+            # The lexical generation answers at once; the vectors follow in the background.
+            summary = index.update(background=True)
+        indexed = {str(f["path"]) for f in index.structure(detail="full").files}
+        if before_changes is None:  # first build: every indexed file is new
+            changed = set(indexed)
+        else:
+            changed = {*before_changes.changed, *before_changes.added, *before_changes.deleted}
+        status = {
+            path: "changed" if path in changed else "unchanged" if path in indexed else "not_indexed" for path in given
+        }
+        mode = _run_mode(summary, first_build=before is None)
+        message = _run_message(mode, summary)
+        if index.vectors_in_background:
+            message += (
+                "; vectors are being computed in the background (vector and hybrid searches answer "
+                "lexically until then, and say so)"
+            )
         payload = {
             "previous_generation": before,
-            "generation": after,
-            "mode": "full rebuild; vectors of unchanged code reused",
-            "changed_files": checked,
+            "generation": index.generation,
+            "mode": mode,
+            "message": message,
+            "files": summary.files,
+            "reused_files": summary.reused_files,
+            "parsed_files": summary.files - summary.reused_files,
+            "embedded": summary.embedded,
+            "reused_vectors": summary.reused_vectors,
+            "changed_files": given,
+            "changed_files_status": status,
+            "other_changes": sorted(changed - set(given)) if before_changes is not None else [],
             "summary": summary.to_dict(),
+            "vectors": index.status().vectors,
         }
         return _json(payload), payload
 
-    def _first_index(self) -> Any:
+    def _first_index(self) -> IndexSummary:
         """Build the index from scratch when the session started without one (root must be known)."""
-        from woods.embedding.select import index_provider
-        from woods.indexing import index_repository, parse_workers
-
         if self.root is None:
             raise ToolError("degraded_index", f"{self._boot_error}; start the server with --path REPO to let reindex build it",
                             degraded=True, phase="boot", store=str(self.store_dir))
-        return index_repository(self.root, self.store_dir, index_provider, workers=parse_workers())
+        return build_index(self.root, store=self.store_dir, provider_factory=self._provider_factory, vectors=False)
 
 
-def _json(payload: Any) -> str:
+def _run_mode(summary: IndexSummary, *, first_build: bool) -> str:
+    """up_to_date (nothing changed, no new generation), full (a rebuild, or the first build) or
+    incremental (unchanged files and vectors reused)."""
+    if summary.up_to_date:
+        return "up_to_date"
+    if summary.full or first_build:
+        return "full"
+    return "incremental"
+
+
+def _run_message(mode: str, summary: IndexSummary) -> str:
+    if mode == "up_to_date":
+        return f"up to date: all {summary.files} files unchanged; no new index was written"
+    parsed = summary.files - summary.reused_files
+    work = (
+        f"parsed {parsed} of {summary.files} files ({summary.reused_files} reused), "
+        f"embedded {summary.embedded} new texts ({summary.reused_vectors} vectors reused)"
+    )
+    return f"{'full build' if mode == 'full' else 'incremental re-index'}: {work}"
+
+
+def _json(payload: object) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
@@ -527,7 +635,7 @@ def _lookup_payload(unit: UnitRecord, include_source: bool, sections: Sequence[s
 
 
 def _check_changed_files(paths: list[str] | None) -> list[str]:
-    """Repository-relative paths without `..`; anything else is invalid_argument."""
+    """Repository-relative paths without `..`, sorted and unique; anything else is invalid_argument."""
     if paths is None:
         return []
     checked = []
@@ -550,7 +658,7 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(tools: WoodsTools) -> Any:
+def build_server(tools: WoodsTools) -> Server[dict[str, Any]]:
     """The low-level MCP `Server` exposing `tools` (list_tools + call_tool; calls run in a thread)."""
     import anyio
     import mcp_types as types
@@ -569,13 +677,17 @@ def build_server(tools: WoodsTools) -> Any:
         for spec in TOOLS
     ]
 
-    async def list_tools(_ctx: Any, _params: Any) -> Any:
+    async def list_tools(
+        _ctx: ServerRequestContext[dict[str, Any]], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(_ctx: Any, params: Any) -> Any:
+    async def call_tool(
+        _ctx: ServerRequestContext[dict[str, Any]], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         text, payload, is_error = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
         return types.CallToolResult(
-            content=[types.TextContent(text=text if isinstance(text, str) else _json(text))],
+            content=[types.TextContent(text=text)],
             structured_content=payload,
             is_error=is_error,
         )
@@ -584,12 +696,20 @@ def build_server(tools: WoodsTools) -> Any:
                   on_call_tool=call_tool)
 
 
-def serve(store_dir: Path, *, root: Path | None = None) -> None:
-    """Serve the index in `store_dir` over stdio until the client closes the connection."""
+def serve(
+    store_dir: Path,
+    *,
+    root: Path | None = None,
+    provider_factory: Callable[[], EmbeddingProvider] | None = None,
+) -> None:
+    """Serve the index in `store_dir` over stdio until the client closes the connection.
+
+    `root` lets `reindex` build a missing index; `provider_factory` is the embedder it builds with
+    (default: the packaged model)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    tools = WoodsTools(Path(store_dir), root=root)
+    tools = WoodsTools(Path(store_dir), root=root, provider_factory=provider_factory)
     server = build_server(tools)
 
     async def run() -> None:
@@ -604,8 +724,10 @@ def serve(store_dir: Path, *, root: Path | None = None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """`python -m woods.mcp_server [--path REPO | --store DIR]` (what `woods mcp` runs)."""
+    from woods.entrypoint import configure_process, provider_factory_from_environment
     from woods.store.index import store_dir_for
 
+    configure_process()
     parser = argparse.ArgumentParser(prog="woods mcp", description="Serve a woods index to MCP clients over stdio.")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--path", type=Path, help="Repository whose .woods index to serve (default: cwd).")
@@ -613,8 +735,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.path is not None and not args.path.is_dir():
         parser.error(f"path not found or not a directory: {args.path}")
+    try:
+        provider_factory = provider_factory_from_environment()
+    except InputError as exc:
+        parser.error(str(exc))
     root = (args.path or Path.cwd()).resolve() if args.store is None else None
-    serve(store_dir_for(args.path, args.store), root=root)
+    serve(store_dir_for(args.path, args.store), root=root, provider_factory=provider_factory)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ languages (directory names and file-name patterns), not tied to any repository.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 TEST = "test"
 EXAMPLE = "example"
@@ -23,7 +24,8 @@ GENERATED = "generated"
 COMPAT = "compat"
 BENCHMARK = "benchmark"
 DOCS = "docs"
-ROLES = (TEST, EXAMPLE, FIXTURE, VENDORED, GENERATED, COMPAT, BENCHMARK, DOCS)
+MIGRATION = "migration"  # schema migrations: Rails db/migrate, Django/Alembic migrations, Flyway …
+ROLES = (TEST, EXAMPLE, FIXTURE, VENDORED, GENERATED, COMPAT, BENCHMARK, DOCS, MIGRATION)
 
 _DIR = r"(?:^|/)(?:{})/"
 _ROLE_DIRS: dict[str, re.Pattern[str]] = {
@@ -35,6 +37,7 @@ _ROLE_DIRS: dict[str, re.Pattern[str]] = {
     COMPAT: re.compile(_DIR.format(r"_?compat|legacy|deprecated|polyfills?")),
     BENCHMARK: re.compile(_DIR.format(r"benches|benchmarks?")),
     DOCS: re.compile(_DIR.format(r"docs?|documentation")),
+    MIGRATION: re.compile(_DIR.format(r"migrate|migrations|alembic|db/migration")),
 }
 # File names that are tests whatever directory they sit in — each language's own convention, so a
 # library file that merely starts with `test_` in a language without that convention (bats-core's
@@ -64,9 +67,11 @@ ROLE_WORDS: dict[str, frozenset[str]] = {
     COMPAT: frozenset({"compat", "compatibility", "legacy", "deprecated", "polyfill", "backport"}),
     BENCHMARK: frozenset({"bench", "benchmark", "benchmarks", "performance", "perf"}),
     DOCS: frozenset({"doc", "docs", "documentation", "documented", "readme", "guide", "manual"}),
+    MIGRATION: frozenset({"migration", "migrations", "migrate", "migrated", "schema", "column", "columns", "table"}),
 }
 
 
+@lru_cache(maxsize=65536)
 def path_roles(path: str) -> tuple[str, ...]:
     """The non-library roles of a file, in ROLES order (empty: ordinary library code)."""
     roles = {role for role, pattern in _ROLE_DIRS.items() if pattern.search(path)}
@@ -77,6 +82,16 @@ def path_roles(path: str) -> tuple[str, ...]:
     if _BENCH_FILE.search(path):
         roles.add(BENCHMARK)
     return tuple(role for role in ROLES if role in roles)
+
+
+# Namespace segments that hold tests inside library files (Rust's `mod tests` next to the code,
+# Elixir/Go-style `test` namespaces): a unit under one is test code whatever its file.
+TEST_NAMESPACES = frozenset({"test", "tests"})
+
+
+def identifier_roles(segments: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The roles an identifier's enclosing segments give it (`crate::x::tests::helper` is a test)."""
+    return (TEST,) if any(s.lower() in TEST_NAMESPACES for s in segments[:-1]) else ()
 
 
 def is_library_path(path: str) -> bool:

@@ -11,14 +11,33 @@ Stages, in order; the first that decides returns:
 1. passthrough (confidence 1.0) — a storage key exactly as stored, a typed key, a chunk id
    (`X#chunk_3` → `X`), `path:line` (the innermost unit containing the line), `path` (the file's
    top-level unit) or an 8+ hex prefix of a unit's stable id. A passthrough-*shaped* reference
-   that names nothing is `not_found`; it never falls through to the fuzzy stages.
+   that names nothing is `not_found`; it never falls through to the fuzzy stages — except a bare
+   document-kind file name (`response.json`, `self.cfg`), which is as likely a member spelling.
 1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids.
 2. exact (0.98) — the identifier, case-sensitive, in any language's member spelling
-   (`Foo#bar`, `Foo.bar`, `Foo::bar`).
+   (`Foo#bar`, `Foo.bar`, `Foo::bar`; an Elixir `Mod.fun` names `Mod.fun/2`).
 3. normalized (0.9) — case-, `_`/`-`- and camel-case-insensitive, full name first, then a
-   qualified suffix or the last segment, then members inherited through superclass edges, then
-   a package-level spelling of a deeper unit (`asyncio.Queue.put` → `asyncio.queues.Queue.put`).
+   qualified suffix or the last segment, then members inherited through superclass and mixin
+   edges, then names re-exported by a package (import edges of `pkg/__init__.py`, JS/TS
+   `export … from`), then a package-level spelling of a deeper unit (`asyncio.Queue.put` →
+   `asyncio.queues.Queue.put`). Among these matches the ones spelled exactly as typed win: case
+   folding only applies when nothing matches the exact spelling (`Request` is the class, not the
+   function `request`).
+2b. phrase (0.85) — an English reference ("the json method of ClientResponse", "ClientResponse's
+   json", "json in client_reqrep.py", see `woods.resolve_parse`) parsed into name + kind +
+   container and matched deterministically; it replaces stages 2 and 3 for such text.
 4. search (0.6) — a caller-supplied searcher; the top hit resolves only when it clearly leads.
+
+Whatever the name stage, two rules run before a match is called ambiguous:
+
+- same definition, two spellings: a unit nested in a unit of the same identifier in the same file
+  (a class and its chunk), a Ruby class reopened in several files of which exactly one is its
+  conventional home (`Sinatra::Base` in `sinatra/base.rb`), or a module and the definition its
+  file is named after (`TokenBucketLimiter.ts` and its class) collapse to the definition; the
+  other spellings are listed as `alternatives`.
+- library code first: when exactly one candidate lies outside tests, examples and fixtures
+  (`woods.paths`, the rules ranking uses; Rust `mod tests` too) and the reference does not ask for
+  tests, it resolves to that one with confidence at most 0.8 and lists the others as `alternatives`.
 
 Guarantees: read-only (only reads through the stores); deterministic (every candidate list is
 sorted by score desc, then identifier, type, file, line); at most `MAX_CANDIDATES` candidates;
@@ -27,6 +46,7 @@ bad input raises `InputError` before any lookup.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 import os
@@ -39,15 +59,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
+from woods import limits
 from woods.errors import InputError
-from woods.extract import language_for
+from woods.extract import is_document, language_for
+from woods.paths import EXAMPLE, FIXTURE, TEST, identifier_roles, path_roles, roles_asked_for
+from woods.resolve_parse import ContainerKind, StructuredRef, kind_types, parse_reference
 from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
 
-# Same bound as a retrieval query: no real reference is longer, and it fails fast on pasted files.
-MAX_REF_BYTES = 8192
-# An agent reads a list this long at a glance; beyond it the reference is simply too vague.
-MAX_CANDIDATES = 20
-DEFAULT_LIMIT = 5
+# The bounds every interface shares live in woods.limits (rationale there).
+MAX_REF_BYTES = limits.MAX_REF_BYTES
+MAX_CANDIDATES = limits.RESOLVE_MAX_CANDIDATES
+DEFAULT_LIMIT = limits.RESOLVE_DEFAULT_LIMIT
 # The search leg looks this deep whatever the caller's limit, so the lead/runner-up comparison
 # sees the real runner-up rather than an artefact of a short list.
 SEARCH_MIN_DEPTH = 20
@@ -71,17 +93,32 @@ CONFIDENCE_EXACT = 0.98
 CONFIDENCE_NORMALIZED = 0.9
 CONFIDENCE_RECENT_SUBSTRING = 0.7
 CONFIDENCE_SEARCH = 0.6
+# A parsed English phrase: deterministic matching, but on words the parser had to interpret.
+CONFIDENCE_PHRASE = 0.85
+# One library definition among test/example/fixture ones: a preference, not a proof, so below
+# every plain name match (yet above search, which is only a ranking).
+CONFIDENCE_LIBRARY_PREFERRED = 0.8
+# Re-export chains (`pkg/__init__` → `pkg.client` → `pkg.client_reqrep.X`) deeper than this are
+# not followed; the walk also stops on cycles.
+REEXPORT_DEPTH = 4
+# Roles a reference does not mean unless it says so (issue 14): their units yield to library code.
+SET_ASIDE_ROLES = frozenset({TEST, EXAMPLE, FIXTURE})
+# Edges along which a member is reachable from a class: its bases and its Ruby mixins.
+INHERITANCE_VIAS = frozenset({"superclass", "include", "extend", "prepend"})
 
 NARROW_HINT = "narrow the reference with --type, a qualified name (Foo#bar, pkg.mod.Foo.bar) or a path (file.rb:12)"
 
-# Member/namespace separators of every indexed language: Ruby `::` `#` `.`, Python/Java/Go `.`,
-# Rust `::`, JS/TS module `path/to/mod:Name.member`. Parameter lists `(…)` are never split.
-_SPLIT = re.compile(r"::|[#./:]")
+# Member/namespace separators of every indexed language: Ruby `::` `#` `.`, Python/Java/Go/C#/
+# Kotlin/Swift `.`, Rust/C++ `::`, PHP `\` and `::`, JS/TS module `path/to/mod:Name.member`.
+# Parameter lists `(…)` are never split.
+_SPLIT = re.compile(r"::|[#./:\\]")
 # `_`/`-` between two letters or digits joins words (`parse_query`); at a segment's edge it means
 # something (`_private`, `__init__`) and stays. Separators are not word characters, so one pass
 # over a whole identifier treats every segment alike.
 _INNER_JOINER = re.compile(r"(?<=[^\W_])[_-]+(?=[^\W_])")
 _DEDUP_SUFFIX = re.compile(r"#\d+\Z")  # extractors' `#2`, `#3` for a repeated (identifier, type)
+# Elixir's `/arity` (`Plug.Conn.send_resp/3`): `Plug.Conn.send_resp` and `send_resp` name it too.
+_ARITY_SUFFIX = re.compile(r"/[0-9]+\Z")
 _PATH_LINE = re.compile(r"\A(?P<path>.+?):(?P<line>[0-9]{1,9})(?::[0-9]{1,9})?\Z")
 _HEX = re.compile(r"\A[0-9a-fA-F]{8,64}\Z")
 _DIGIT = re.compile(r"[0-9]")
@@ -98,6 +135,7 @@ class ResolveMethod(StrEnum):
     RECENT = "recent"
     EXACT = "exact"
     NORMALIZED = "normalized"
+    PHRASE = "phrase"
     SEARCH = "search"
 
 
@@ -135,7 +173,9 @@ class Searcher(Protocol):
 @dataclass(frozen=True, slots=True)
 class ResolveOutcome:
     """What `resolve` decided. `resolved` carries the unit; otherwise `candidates` say what to pick
-    from. `candidates` are the matches of the deciding stage (the unit itself when resolved)."""
+    from. `candidates` are the matches of the deciding stage (the unit itself when resolved).
+    `alternatives` are matches set aside for the resolved unit (test/example/fixture definitions
+    when library code was preferred, other occurrences of the same definition): empty otherwise."""
 
     status: ResolveStatus
     method: ResolveMethod
@@ -147,6 +187,10 @@ class ResolveOutcome:
     confidence: float | None = None
     candidates: tuple[Candidate, ...] = ()
     warnings: tuple[str, ...] = ()
+    # True when the resolved unit's file changed on disk since indexing (set by `woods.api.Index`,
+    # which checks freshness; `resolve` itself never touches the repository).
+    stale: bool = False
+    alternatives: tuple[Candidate, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -160,7 +204,11 @@ class ResolveOutcome:
             if value is not None:
                 data[name] = value
         data["candidates"] = [c.to_dict() for c in self.candidates]
+        if self.alternatives:  # additive: schema_version 1 readers that ignore unknown keys keep working
+            data["alternatives"] = [c.to_dict() for c in self.alternatives]
         data["warnings"] = list(self.warnings)
+        if self.stale:
+            data["stale"] = True
         return data
 
     def format_human(self) -> str:
@@ -170,6 +218,8 @@ class ResolveOutcome:
             if self.method is ResolveMethod.SEARCH:
                 line += f"  [search match, confidence {self.confidence}]"
             lines.append(line)
+            for alt in self.alternatives:
+                lines.append(f"  also: {alt.identifier} ({alt.type})  {alt.file_path}:{alt.line_start}")
         elif self.status is ResolveStatus.AMBIGUOUS:
             lines.append(f"ambiguous reference: {len(self.candidates)} candidates ({self.method.value})")
             for number, cand in enumerate(self.candidates, 1):
@@ -200,7 +250,7 @@ def split_segments(identifier: str) -> tuple[str, ...]:
             depth += 1
         elif char == ")" and depth:
             depth -= 1
-        elif depth == 0 and char in "#./:":
+        elif depth == 0 and char in "#./:\\":
             parts.append("".join(current))
             current = []
             index += 1
@@ -218,9 +268,19 @@ def normalize_segment(segment: str) -> str:
     return _INNER_JOINER.sub("", segment.split("(", 1)[0].lower())
 
 
+def without_arity(identifier: str) -> str:
+    """`Mod.fun/2` → `Mod.fun`: an arity after a dotted last path segment (Elixir's notation) is
+    not part of the name; a path such as `src/errors/404` keeps its last segment."""
+    match = _ARITY_SUFFIX.search(identifier)
+    if match is None or "." not in identifier[: match.start()].rpartition("/")[2]:
+        return identifier
+    return identifier[: match.start()]
+
+
 def normalized_segments(identifier: str) -> tuple[str, ...]:
-    """The normalised segments of an identifier, the extractors' `#2` duplicate marker dropped."""
-    bare = _DEDUP_SUFFIX.sub("", identifier)
+    """The normalised segments of an identifier, the extractors' `#2` duplicate marker and an
+    Elixir `/arity` dropped."""
+    bare = without_arity(_DEDUP_SUFFIX.sub("", identifier))
     if "(" not in bare:  # fast path (nearly every identifier): whole-string lower, sub and split
         return tuple(filter(None, _SPLIT.split(_INNER_JOINER.sub("", bare.lower()))))
     return tuple(filter(None, (normalize_segment(s) for s in split_segments(bare))))
@@ -427,14 +487,116 @@ def _ambiguous(method: ResolveMethod, candidates: Sequence[Candidate], warnings:
     )
 
 
+def _resolved(entry: NameEntry, method: ResolveMethod, confidence: float, alternatives: Sequence[NameEntry]) -> ResolveOutcome:
+    others = sorted((a.candidate(confidence) for a in _dedupe(alternatives)), key=Candidate.sort_key)
+    return ResolveOutcome(
+        ResolveStatus.RESOLVED, method, entry.identifier, entry.type, entry.file_path, entry.line_start,
+        entry.line_end, confidence, (entry.candidate(confidence),), alternatives=tuple(others[:MAX_CANDIDATES]),
+    )
+
+
+def plain_segments(identifier: str) -> tuple[str, ...]:
+    """The segments as spelled, without the `#2` duplicate marker or a parameter list (`Inv#post(int)`
+    → (Inv, post)): what "exact spelling" compares."""
+    return tuple(s.split("(", 1)[0] for s in split_segments(without_arity(_DEDUP_SUFFIX.sub("", identifier))))
+
+
+def _spelled(entries: Iterable[NameEntry], segments: tuple[str, ...]) -> list[NameEntry]:
+    """The entries whose identifier ends with `segments` spelled exactly (case-sensitive)."""
+    size = len(segments)
+    return [e for e in entries if size and plain_segments(e.identifier)[-size:] == segments]
+
+
+def _is_set_aside(entry: NameEntry) -> bool:
+    """Test, example or fixture code: by path, by an enclosing `tests` namespace, or a test unit
+    itself (Zig `test "name"`, ExUnit and bats tests)."""
+    return (
+        entry.type == TEST
+        or bool(set(path_roles(entry.file_path)) & SET_ASIDE_ROLES)
+        or bool(identifier_roles(entry.normalized))
+    )
+
+
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def asks_for_set_aside_code(text: str) -> bool:
+    """The reference names a test path or a test identifier (`test_client.py`, `TestMux`,
+    `crate::x::tests::helper`, "the fixture …"): then tests are not set aside."""
+    words = {w.lower() for w in _WORDS.findall(text)}
+    if roles_asked_for(words) & SET_ASIDE_ROLES:
+        return True
+    return bool(set(path_roles(text.strip())) & SET_ASIDE_ROLES)
+
+
+def _ruby_home(entry: NameEntry) -> bool:
+    """A Ruby unit in its conventional file: `Sinatra::Base` in `…/sinatra/base.rb` (or `base.rb`)."""
+    if not entry.file_path.endswith(".rb"):
+        return False
+    snake = [re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", s).lower() for s in plain_segments(entry.identifier)]
+    stem = entry.file_path.rsplit("/", 1)[-1][: -len(".rb")]
+    return bool(snake) and stem == snake[-1]
+
+
+def _collapse(entries: Sequence[NameEntry]) -> tuple[list[NameEntry], list[NameEntry]]:
+    """(kept, folded): same-definition spellings folded into one (see the module docstring)."""
+    kept: list[NameEntry] = []
+    folded: list[NameEntry] = []
+    by_identifier: dict[str, list[NameEntry]] = defaultdict(list)
+    for entry in entries:
+        by_identifier[entry.identifier].append(entry)
+    for identifier in sorted(by_identifier):
+        group = sorted(by_identifier[identifier], key=lambda e: (e.file_path, e.line_start, -e.line_end, e.type, e.key))
+        outer: list[NameEntry] = []
+        for entry in group:  # a unit inside another of the same identifier and file is that unit
+            host = next(
+                (o for o in outer if o.file_path == entry.file_path
+                 and o.line_start <= entry.line_start and entry.line_end <= o.line_end),
+                None,
+            )
+            (folded if host is not None else outer).append(entry)
+        files = {e.file_path for e in outer}
+        types = {e.type for e in outer}
+        homes = [e for e in outer if _ruby_home(e)]
+        if len(files) > 1 and len(types) == 1 and all(e.file_path.endswith(".rb") for e in outer) and len(homes) == 1:
+            kept.append(homes[0])  # a Ruby class reopened elsewhere: its home file defines it
+            folded.extend(e for e in outer if e is not homes[0])
+        else:
+            kept.extend(outer)
+    # A file named after what it defines (`limiter/TokenBucketLimiter.ts` and its class): the
+    # module unit is the definition's file, not another definition.
+    named = {(e.file_path, plain_segments(e.identifier)[-1:]) for e in kept if e.type != "module"}
+    files_of = [e for e in kept if e.type == "module" and (e.file_path, plain_segments(e.identifier)[-1:]) in named]
+    if files_of:
+        kept = [e for e in kept if e not in files_of]
+        folded.extend(files_of)
+    return kept, folded
+
+
 class _Context:
     """Per-call state: the stores, the type filter, and the name index (built only when needed)."""
 
-    def __init__(self, stores: Any, unit_type: str | None) -> None:
+    def __init__(self, stores: Any, unit_type: str | None, text: str = "") -> None:
         self.stores = stores
         self.metadata = stores.metadata
         self.unit_type = unit_type
+        self.prefer_library = not asks_for_set_aside_code(text)
         self._names: NameIndex | None = None
+
+    def decide(self, method: ResolveMethod, entries: Sequence[NameEntry], confidence: float) -> ResolveOutcome:
+        """`_decide` after the two rules that run before ambiguity: same definition, library first."""
+        unique = _dedupe(entries)
+        if len(unique) < 2:
+            return _decide(method, unique, confidence)
+        kept, folded = _collapse(unique)
+        if len(kept) == 1:
+            return _resolved(kept[0], method, confidence, folded)
+        if self.prefer_library:
+            library = [e for e in kept if not _is_set_aside(e)]
+            if len(library) == 1:
+                others = [e for e in unique if e.key != library[0].key]
+                return _resolved(library[0], method, min(confidence, CONFIDENCE_LIBRARY_PREFERRED), others)
+        return _decide(method, unique, confidence)
 
     @property
     def names(self) -> NameIndex:
@@ -455,12 +617,25 @@ class _Context:
 
 
 def looks_like_path(text: str) -> bool:
-    """A file path of an indexed language (`app/models/user.rb`, `user.rb`, `Gemfile`).
+    """A file path of an indexed language or document kind (`app/models/user.rb`, `user.rb`,
+    `Gemfile`, `README.md`). A document-shaped name that names no indexed file is not decisive
+    (`response.json` may be a member): the later stages get it.
 
     Whitespace rules it out: `explain user.rb` is a question for search, not a path."""
     if "#" in text or any(c.isspace() for c in text):
         return False
     return language_for(text) is not None
+
+
+def _is_indexed_file(ctx: _Context, text: str) -> bool:
+    """`text` is the exact path of an indexed file: an extension-less script (`bin/deploy`, known
+    by its `#!` line) has no extension for `looks_like_path` to go by."""
+    if "#" in text or any(c.isspace() for c in text):
+        return False
+    files = ctx.names.files
+    path = _relative_path(ctx, text)
+    index = bisect.bisect_left(files, path)
+    return index < len(files) and files[index] == path
 
 
 def _relative_path(ctx: _Context, text: str) -> str:
@@ -546,10 +721,13 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
     if text.startswith(TYPED_KEY_PREFIX) or CHUNK_SUFFIX.search(text):
         return _decide(ResolveMethod.PASSTHROUGH, _key_or_identifier(ctx, strip_chunk(text)), CONFIDENCE_PASSTHROUGH)
     match = _PATH_LINE.match(text)
-    if match and looks_like_path(match["path"]):
+    if match and (looks_like_path(match["path"]) or _is_indexed_file(ctx, match["path"])):
         return _path_stage(ctx, match["path"], int(match["line"]))
     if looks_like_path(text):
-        return _path_stage(ctx, text, None)
+        outcome = _path_stage(ctx, text, None)
+        if outcome.status is ResolveStatus.NOT_FOUND and is_document(language_for(text) or ""):
+            return None  # `response.json`, `self.cfg`: as likely a member as a file that is not there
+        return outcome
     # Hex made only of letters (`deadbeef`, `acceded`-like words) may be a name: it is an id only
     # when it names one, and a miss falls through to the name stages like any other word.
     if _HEX.match(text):
@@ -563,7 +741,7 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
 
 
 def _last_segment_forms(identifier: str) -> set[str]:
-    segments = split_segments(_DEDUP_SUFFIX.sub("", identifier))
+    segments = split_segments(without_arity(_DEDUP_SUFFIX.sub("", identifier)))
     if not segments:
         return set()
     return {segments[-1], segments[-1].split("(", 1)[0]}
@@ -593,17 +771,23 @@ def _recent_stage(ctx: _Context, text: str, recent: Sequence[str]) -> ResolveOut
 
 def _exact_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
     names = ctx.names
-    literal = ctx.keep(names.by_identifier.get(text, ()))
-    if literal:
-        return _decide(ResolveMethod.EXACT, literal, CONFIDENCE_EXACT)
+    found = ctx.keep(names.by_identifier.get(text, ()))
     segments = split_segments(text)
     wanted = normalized_segments(text)
-    if not segments or not wanted:
+    if not found and segments and wanted:
+        found = ctx.keep(
+            e for e in names.by_last.get(wanted[-1], ())
+            if split_segments(e.identifier) == segments or split_segments(without_arity(e.identifier)) == segments
+        )
+    if not found:
         return None
-    spelled = ctx.keep(e for e in names.by_last.get(wanted[-1], ()) if split_segments(e.identifier) == segments)
-    if spelled:
-        return _decide(ResolveMethod.EXACT, spelled, CONFIDENCE_EXACT)
-    return None
+    if ctx.prefer_library and all(_is_set_aside(e) for e in found):
+        # Only test code spells it exactly (Ruby's `class Cart` in a spec is plain `Cart`): the
+        # library's `Shop::Cart` is a candidate too, and the library rule decides between them.
+        library = [e for e in _normalized_matches(ctx, text) if not _is_set_aside(e)]
+        if library:
+            return ctx.decide(ResolveMethod.EXACT, found + library, CONFIDENCE_EXACT)
+    return ctx.decide(ResolveMethod.EXACT, found, CONFIDENCE_EXACT)
 
 
 # -- stage 3: normalized --------------------------------------------------------------------------
@@ -623,7 +807,8 @@ def _suffix_matches(names: NameIndex, wanted: tuple[str, ...]) -> tuple[list[Nam
 
 
 def _superclasses(graph: Any, identifier: str) -> list[str]:
-    return [target for target, via in graph.edges_from(identifier) if via == "superclass"]
+    """Bases and Ruby mixins (`include`/`extend`/`prepend`) of `identifier`, in extraction order."""
+    return [target for target, via in graph.edges_from(identifier) if via in INHERITANCE_VIAS]
 
 
 def _inherited(ctx: _Context, wanted: tuple[str, ...]) -> list[NameEntry]:
@@ -661,23 +846,77 @@ def _inherited(ctx: _Context, wanted: tuple[str, ...]) -> list[NameEntry]:
     return []
 
 
-def _normalized_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
+def _normalized_matches(ctx: _Context, text: str) -> list[NameEntry]:
+    """The normalized stage's matches of `text` (see the module docstring), [] when none: the
+    exact spelling first, then full names, suffixes, inherited members and re-exports."""
     wanted = normalized_segments(text)
     if not wanted:
-        return None
+        return []
     full, suffix = _suffix_matches(ctx.names, wanted)
     full, suffix = ctx.keep(full), ctx.keep(suffix)
-    if full:
-        return _decide(ResolveMethod.NORMALIZED, full, CONFIDENCE_NORMALIZED)
-    if suffix:
-        return _decide(ResolveMethod.NORMALIZED, suffix, CONFIDENCE_NORMALIZED)
+    spelled = _spelled(full + suffix, plain_segments(text))
+    for found in (spelled, full, suffix):
+        if found:
+            return found
     inherited = _inherited(ctx, wanted)
     if inherited:
-        return _decide(ResolveMethod.NORMALIZED, inherited, CONFIDENCE_NORMALIZED)
-    reexported = ctx.keep(_reexport_matches(ctx.names, wanted))
-    if reexported:
-        return _decide(ResolveMethod.NORMALIZED, reexported, CONFIDENCE_NORMALIZED)
-    return None
+        return inherited
+    for found in (_reexported(ctx, text), _reexport_matches(ctx.names, wanted)):
+        found = ctx.keep(found)
+        if found:
+            return _spelled(found, plain_segments(text)[-1:]) or found
+    return []
+
+
+def _normalized_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
+    found = _normalized_matches(ctx, text)
+    return ctx.decide(ResolveMethod.NORMALIZED, found, CONFIDENCE_NORMALIZED) if found else None
+
+
+def _container_identifier(target: str) -> str | None:
+    """`client.ClientResponse` → `client`; `src/a:X` → `src/a`; `A::B` → `A`; None at top level."""
+    last = split_segments(target)[-1:] or [""]
+    head = target[: len(target) - len(last[0])] if target.endswith(last[0]) else ""
+    head = head.rstrip(":#./")
+    return head or None
+
+
+def _reexport_targets(ctx: _Context, module: str, name: str, depth: int, seen: set[str]) -> list[NameEntry]:
+    """Units named `name` (normalised) that `module` imports or re-exports, following chains of
+    re-exports through other modules up to REEXPORT_DEPTH."""
+    graph = getattr(ctx.stores, "graph", None)
+    if graph is None or module in seen or depth > REEXPORT_DEPTH:
+        return []
+    seen.add(module)
+    found: list[NameEntry] = []
+    for target, via in graph.edges_from(module):
+        if via != "import" or normalized_segments(target)[-1:] != (name,):
+            continue
+        units = ctx.names.by_identifier.get(target, ())
+        if units:
+            found.extend(units)
+            continue
+        container = _container_identifier(target)
+        if container is not None and container in ctx.names.by_identifier:
+            found.extend(_reexport_targets(ctx, container, name, depth + 1, seen))
+    return _dedupe(found)
+
+
+def _modules_named(ctx: _Context, wanted: tuple[str, ...]) -> list[NameEntry]:
+    """Module units whose normalised identifier is `wanted` (or ends with it)."""
+    full, suffix = _suffix_matches(ctx.names, wanted)
+    return [e for e in (full or suffix) if e.type == "module"]
+
+
+def _reexported(ctx: _Context, text: str) -> list[NameEntry]:
+    """`pkg.name` where the package module `pkg` imports `name` from where it is defined."""
+    wanted = normalized_segments(text)
+    if len(wanted) < 2:
+        return []
+    found: list[NameEntry] = []
+    for module in _modules_named(ctx, wanted[:-1]):
+        found.extend(_reexport_targets(ctx, module.identifier, wanted[-1], 0, set()))
+    return _dedupe(found)
 
 
 def _is_subsequence(wanted: tuple[str, ...], segments: tuple[str, ...]) -> bool:
@@ -694,6 +933,111 @@ def _reexport_matches(names: NameIndex, wanted: tuple[str, ...]) -> list[NameEnt
         e for e in names.by_last.get(wanted[-1], ())
         if len(e.normalized) > len(wanted) and e.normalized[0] == wanted[0] and _is_subsequence(wanted, e.normalized)
     ]
+
+
+# -- stage 2b: phrase ----------------------------------------------------------------------------
+
+
+def _name_matches(ctx: _Context, name: str) -> list[NameEntry]:
+    """Every unit `name` may spell: full name or qualified suffix, case-folded (the phrase stage
+    narrows them by kind and container before the exact spelling is preferred)."""
+    wanted = normalized_segments(name)
+    if not wanted:
+        return []
+    full, suffix = _suffix_matches(ctx.names, wanted)
+    return ctx.keep(full + suffix)
+
+
+def _owner_matches(entries: Sequence[NameEntry], owner: tuple[str, ...]) -> list[NameEntry]:
+    """Entries whose enclosing segments end with the normalised `owner` (`Foo` of `m.Foo.bar`)."""
+    size = len(owner)
+    return [e for e in entries if len(e.normalized) > size and e.normalized[-size - 1 : -1] == owner]
+
+
+def _contains(segments: tuple[str, ...], part: tuple[str, ...]) -> bool:
+    size = len(part)
+    return any(segments[i : i + size] == part for i in range(len(segments) - size + 1))
+
+
+def _module_files(ctx: _Context, module: tuple[str, ...], spelled: tuple[str, ...] | None) -> set[str]:
+    """Files of the module units the normalised `module` names: its full or suffix spelling, or a
+    suffix of it (`fastapi.encoders` is the module `encoders` of an index rooted in `fastapi/`).
+    With `spelled`, only modules whose last segment is spelled exactly so."""
+    modules = list(_modules_named(ctx, module))
+    for start in range(1, len(module)):
+        full, _suffix = _suffix_matches(ctx.names, module[start:])
+        modules.extend(e for e in full if e.type == "module")
+    if spelled is not None:
+        modules = [m for m in modules if plain_segments(m.identifier)[-1:] == spelled[-1:]]
+    return {m.file_path for m in modules}
+
+
+def _in_module(
+    ctx: _Context, entries: Sequence[NameEntry], module: tuple[str, ...], spelled: tuple[str, ...] | None
+) -> list[NameEntry]:
+    files = _module_files(ctx, module, spelled)
+    if spelled is not None:
+        return [e for e in entries if e.file_path in files or _contains(plain_segments(e.identifier)[:-1], spelled)]
+    return [e for e in entries if e.file_path in files or _contains(e.normalized[:-1], module)]
+
+
+def _files_named(ctx: _Context, path: str) -> set[str]:
+    relative = _relative_path(ctx, path)
+    suffix = "/" + relative.lstrip("/")
+    return {f for f in ctx.names.files if f == relative or f.endswith(suffix)}
+
+
+def _phrase_candidates(ctx: _Context, ref: StructuredRef) -> list[NameEntry]:
+    """The units a parsed phrase describes (before the exact-spelling and library rules)."""
+    entries = _name_matches(ctx, ref.name)
+    if ref.kind is not None:
+        types = kind_types(ref.kind, set(ctx.metadata.type_counts()))
+        entries = [e for e in entries if e.type in types]
+    if ref.container is None:
+        return entries
+    container = normalized_segments(ref.container)
+    if not container:
+        return []
+    name = normalized_segments(ref.name)
+    kind = ref.container_kind
+    modules: set[str] = set()
+    if kind in (ContainerKind.FILE, ContainerKind.ANY) and looks_like_path(ref.container):
+        files = _files_named(ctx, ref.container)
+        found = [e for e in entries if e.file_path in files]
+        modules.update(
+            e.identifier for f in sorted(files) for e in ctx.records(ctx.metadata.units_in_file(f)) if e.type == "module"
+        )
+    elif kind is ContainerKind.FILE:
+        return []
+    else:
+        # The container as spelled first (`async_job` is the module, not the class `AsyncJob`),
+        # then case-folded; an owning class before a module at each step.
+        spelled = plain_segments(ref.container)
+        as_owner = kind in (ContainerKind.OWNER, ContainerKind.ANY)
+        as_module = kind in (ContainerKind.MODULE, ContainerKind.ANY)
+        folded_owner = _owner_matches(entries, container) if as_owner else []
+        found = [e for e in folded_owner if plain_segments(e.identifier)[-len(spelled) - 1 : -1] == spelled]
+        if not found and as_module:
+            found = _in_module(ctx, entries, container, spelled)
+        if not found:
+            found = folded_owner
+        if not found and as_owner:  # a member the owner inherits from a base class or a mixin
+            found = [e for e in _inherited(ctx, container + name) if e in entries]
+        if not found and as_module:
+            found = _in_module(ctx, entries, container, None)
+            modules.update(e.identifier for e in _modules_named(ctx, container))
+    if not found:  # a name the module (or the file's module) re-exports from where it is defined
+        for module in sorted(modules):
+            found.extend(e for e in _reexport_targets(ctx, module, name[-1], 0, set()) if e in entries)
+    return found
+
+
+def _phrase_stage(ctx: _Context, ref: StructuredRef) -> ResolveOutcome | None:
+    found = _dedupe(_phrase_candidates(ctx, ref))
+    if not found:
+        return None
+    chosen = _spelled(found, plain_segments(ref.name)) or found
+    return ctx.decide(ResolveMethod.PHRASE, chosen, CONFIDENCE_PHRASE)
 
 
 # -- stage 4: search ------------------------------------------------------------------------------
@@ -759,15 +1103,19 @@ def resolve(
     text = validate_ref(ref)
     count = _validate_limit(limit)
     recent_ids = _validate_recent(recent)
-    ctx = _Context(stores, _validate_type(stores.metadata, type))
+    ctx = _Context(stores, _validate_type(stores.metadata, type), text)
     outcome = _passthrough(ctx, text)
     if outcome is not None:
         return outcome
     stages: list[Callable[[], ResolveOutcome | None]] = []
     if recent_ids:
         stages.append(lambda: _recent_stage(ctx, text, recent_ids))
-    stages.append(lambda: _exact_stage(ctx, text))
-    stages.append(lambda: _normalized_stage(ctx, text))
+    phrase = parse_reference(text)
+    if phrase is not None:
+        stages.append(lambda: _phrase_stage(ctx, phrase))
+    else:
+        stages.append(lambda: _exact_stage(ctx, text))
+        stages.append(lambda: _normalized_stage(ctx, text))
     for stage in stages:
         outcome = stage()
         if outcome is not None:
@@ -812,7 +1160,7 @@ class _CosineFloorStores:
 
 
 # The assembler's context is thrown away here; a small budget keeps that wasted work small.
-_SEARCH_BUDGET = 256
+_SEARCH_BUDGET = limits.DISCARDED_CONTEXT_BUDGET
 
 
 def make_searcher(

@@ -12,6 +12,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+# The unit type of every unit the text fallback (woods/extract/text.py) makes for documents and
+# configuration; their `language` is the document kind (markdown, yaml, sql …).
+DOCUMENT_TYPE = "document"
+
 
 def sha256_hex(text: str) -> str:
     """SHA-256 hex digest of the UTF-8 text (the Ruby gem's `source_hash` rule: '' hashes too)."""

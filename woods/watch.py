@@ -36,8 +36,14 @@ def watch(
     poll_seconds: float = POLL_SECONDS,
     debounce_seconds: float = DEBOUNCE_SECONDS,
     max_cycles: int | None = None,
+    interruptible: Callable[[Callable[[], bool]], Any] | None = None,
 ) -> None:
     """Poll `root`; after a change and `debounce_seconds` of quiet, call `reindex()`.
+
+    With `interruptible`, re-index by `interruptible(should_stop)` instead: `should_stop()` is
+    True once the tree changed again (polled at most every `poll_seconds`), so a long embedding
+    phase stops between batches (EmbeddingCancelled; its batches are kept) and the new change is
+    indexed — the lexical generation of every change is published without waiting for vectors.
 
     Runs until interrupted (or `max_cycles` re-indexes, for tests). `on_change(n)` is told how many
     files changed before each re-index.
@@ -57,6 +63,33 @@ def watch(
             current = settled
         changed = {p for p in current.keys() | known.keys() if current.get(p) != known.get(p)}
         on_change(len(changed))
-        reindex()
+        if interruptible is None:
+            reindex()
+        elif not _run_interruptible(interruptible, root, current, max_file_bytes, poll_seconds):
+            known = current  # the run stopped for a newer change: the next poll sees it
+            cycles += 1
+            continue
         known = current
         cycles += 1
+
+
+def _run_interruptible(
+    run: Callable[[Callable[[], bool]], Any], root: Path, indexed: dict[str, tuple[int, int]],
+    max_file_bytes: int, poll_seconds: float,
+) -> bool:
+    """Run one re-index that stops when the tree changes from `indexed`; False when it stopped."""
+    from woods.indexing.generation import EmbeddingCancelled
+
+    last_poll = [time.monotonic()]
+
+    def changed_again() -> bool:
+        if time.monotonic() - last_poll[0] < poll_seconds:
+            return False
+        last_poll[0] = time.monotonic()
+        return snapshot(root, max_file_bytes) != indexed
+
+    try:
+        run(changed_again)
+    except EmbeddingCancelled:
+        return False
+    return True

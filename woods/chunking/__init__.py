@@ -6,7 +6,10 @@ that fits is one chunk whose embedding id is the unit's own id; a larger contain
 as its skeleton; a large Ruby class-like unit is split along its sections (`semantic.py`); any
 other unit is packed at member boundaries (its children's line ranges, e.g. the methods of a
 class), else at line boundaries, and a single over-long line at character boundaries
-(`splitter.py`) — nothing is ever dropped.
+(`splitter.py`) — nothing is ever dropped. A unit without members (a long function, a document
+section, a plain-text file) is therefore cut into windows of whole lines; the one exception is a
+single line longer than the model input, which alone is cut inside (its pieces share that line
+number). A document with sections (type `document`) is always embedded as its outline.
 
 Every chunk's text is the Ruby TextPreparer format: the unit's prefix + "\n" + the chunk content.
 """
@@ -29,7 +32,7 @@ from woods.chunking.semantic import SEMANTIC_UNIT_TYPES, semantic_unit_chunks
 from woods.chunking.splitter import Splitter, member_line_ranges, segment_pieces
 from woods.embedding.provider import InputTooLongError
 from woods.embedding.text import embedding_text, unit_embedding_prefix
-from woods.units import Unit
+from woods.units import DOCUMENT_TYPE, Unit
 
 __all__ = ["CHUNK_PART", "CHUNK_SKELETON", "CHUNK_WHOLE", "Chunk", "TokenCounter", "chunk_id", "chunk_unit",
            "skeleton_source"]
@@ -63,6 +66,16 @@ def chunk_unit(
         raise ValueError("max_tokens needs a token counter")
     prefix = unit_embedding_prefix(unit) if prefix is None else prefix
     whole = embedding_text(prefix, source)
+    # A document with sections is embedded as its outline even when it fits: its sections embed
+    # their own text, so the document's vectors say what it alone says (title, introduction,
+    # headings) and a README's words do not come back once per nesting level.
+    if skeleton and children and unit.type == DOCUMENT_TYPE:
+        outline = skeleton_source(unit, children)
+        if outline != source:
+            if max_tokens is None or provider_count_tokens is None:
+                chunk = make_chunk(unit, chunk_id(base, 0), 0, CHUNK_SKELETON, prefix, unit.line_start, outline)
+                return [replace(chunk, line_start=unit.line_start, line_end=unit.line_end)]
+            return _pack(unit, outline, prefix, provider_count_tokens, max_tokens, base, (), CHUNK_SKELETON)
     if max_tokens is None or provider_count_tokens is None or provider_count_tokens(whole) <= max_tokens:
         return [make_chunk(unit, base, 0, CHUNK_WHOLE, prefix, unit.line_start, source)]
     # --- container skeletons ------------------------------------------------------------------

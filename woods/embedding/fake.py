@@ -61,4 +61,5 @@ class FakeEmbeddingProvider:
         return l2_normalize_rows(np.stack([self.raw_vector(text) for text in texts]))
 
     def embed(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]
+        vector: np.ndarray = self.embed_batch([text])[0]
+        return vector

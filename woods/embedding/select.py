@@ -7,15 +7,19 @@ MiniLM (same weights, no torch import), so a cold `woods search` costs about a s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from woods.errors import CorruptIndexError
+
+if TYPE_CHECKING:
+    from woods.embedding.provider import EmbeddingProvider
+    from woods.retrieval.executor import Embedder
 
 DEFAULT_EMBEDDER = "minilm"
 FAKE_EMBEDDER = "fake"
 
 
-def index_provider(name: str = DEFAULT_EMBEDDER) -> Any:
+def index_provider(name: str = DEFAULT_EMBEDDER) -> EmbeddingProvider:
     """The provider `woods index` embeds with: the packaged MiniLM through ONNX Runtime (int8
     weight matrices; sentence-transformers when onnxruntime or the export is unavailable, with a
     warning). `fake` exists for tests only (never a default)."""
@@ -30,7 +34,7 @@ def index_provider(name: str = DEFAULT_EMBEDDER) -> Any:
     raise ValueError(f"unknown embedder {name!r}")
 
 
-def query_embedder(embedder: dict[str, Any]) -> Any:
+def query_embedder(embedder: dict[str, Any]) -> Embedder:
     """A query-time embedder producing vectors compatible with an index built by `embedder`."""
     from woods.embedding.fake import FAKE_MODEL_NAME, FakeEmbeddingProvider
 

@@ -52,7 +52,7 @@ def cpu_has_native_bf16(cpuinfo: Path = _CPUINFO) -> bool:
 
 
 class SentenceTransformerProvider:
-    """all-MiniLM-L6-v2 via sentence-transformers on CPU, offline (HF_HUB_OFFLINE=1).
+    """all-MiniLM-L6-v2 via sentence-transformers on CPU, from the packaged files only (no network).
 
     Guarantees: `count_tokens` is the exact word-piece count the model sees (incl. [CLS]/[SEP]);
     a text over `max_input_tokens` (the model's max_seq_length, 256) raises InputTooLongError
@@ -137,16 +137,13 @@ class SentenceTransformerProvider:
             return self._model if self._model is not None else self._load_model()
 
     def _load_model(self) -> Any:
-        # Everything is packaged: make sure nothing below tries the network.
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        # woods draws its own progress; the library's weight-loading bars would interleave with it.
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        # Everything is packaged: the model is read from its local directory with
+        # `local_files_only=True`, which never reaches the network. This module does not touch the
+        # host process's environment or the transformers log level: a library must not. The CLI and
+        # MCP entry points set offline mode and quiet the Hugging Face progress bars
+        # (`woods.entrypoint.configure_process`).
         import torch
-        import transformers
         from sentence_transformers import SentenceTransformer
-
-        transformers.logging.set_verbosity_error()
-        transformers.logging.disable_progress_bar()
 
         torch.set_num_threads(self.num_threads)
         model = SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)

@@ -100,13 +100,14 @@ class BenchRecordView:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    def _shape(self, record: dict[str, Any] | None) -> dict[str, Any] | None:
-        if record is None or self.HIDDEN_FIELD not in record:
+    def _shape(self, record: dict[str, Any]) -> dict[str, Any]:
+        if self.HIDDEN_FIELD not in record:
             return record
         return {**record, self.HIDDEN_FIELD: []}
 
     def find(self, key: str) -> dict[str, Any] | None:
-        return self._shape(self._store.find(key))
+        record = self._store.find(key)
+        return None if record is None else self._shape(record)
 
     def find_batch(self, keys: Any) -> dict[str, Any]:
         return {k: self._shape(v) for k, v in self._store.find_batch(keys).items()}

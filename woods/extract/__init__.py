@@ -1,9 +1,15 @@
 """Extraction: source bytes of one file → units, per language, with tree-sitter.
 
-`language_for(path)` decides the language from the file name; `extract_file(path, data, layout)`
-runs that language's extractor with the repository layout (`layout.py`) the index builder computed
-once for the run. Extractors are pure functions of (path, bytes, layout): they never touch the
-stores and never read or write process-wide state.
+`language_for(path, head)` decides the language from the file name, and for an extension-less
+file from its `#!` line when the first bytes are given (`bin/deploy` starting `#!/usr/bin/env
+bash` is Bash); `extract_file(path, data, layout)` runs that language's extractor with the
+repository layout (`layout.py`) the index builder computed once for the run. Extractors are pure
+functions of (path, bytes, layout): they never touch the stores and never read or write
+process-wide state.
+
+Code languages come first; every other text file of a known *document kind* (Markdown, YAML,
+SQL, Dockerfile … — `woods.extract.text.DOCUMENT_KINDS`) goes to the text fallback
+`woods/extract/text.py`, whose units have the type `document` and the kind as their language.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ import importlib
 from pathlib import PurePosixPath
 
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
+from woods.extract.text import DOCUMENT_KINDS, document_kind
 from woods.units import FileExtraction
 
 # File name → language. Extensions are matched lower-cased; whole names cover extension-less files.
@@ -34,8 +41,42 @@ EXTENSION_LANGUAGES: dict[str, str] = {
     ".go": "go",
     ".java": "java",
     ".rs": "rust",
+    ".scala": "scala",
+    ".sc": "scala",
+    ".hs": "haskell",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".lua": "lua",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".bats": "bash",  # bats-core test files: Bash plus `@test "…" { … }` blocks
+    ".zig": "zig",
+    ".c": "c",
+    ".h": "c",  # C or C++ by content: woods/extract/c.py decides per file
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".h++": "cpp",
+    ".ipp": "cpp",
+    ".tpp": "cpp",
+    ".inl": "cpp",
+    ".cs": "csharp",
+    ".php": "php",
+    ".phtml": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
 }
 FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
+# Interpreter of a `#!` line → language, for extension-less executables (`libexec/tool`). POSIX
+# shells and bats scripts parse with the Bash grammar.
+SHEBANG_LANGUAGES: dict[str, str] = {"bash": "bash", "sh": "bash", "dash": "bash", "ksh": "bash", "bats": "bash"}
+# Bytes of a file `language_for` needs to read a `#!` line (longer interpreter lines are not real).
+SHEBANG_BYTES = 256
 
 # Language → module under woods.extract that defines `extract(file_path, source) -> FileExtraction`.
 _MODULES: dict[str, str] = {
@@ -47,23 +88,74 @@ _MODULES: dict[str, str] = {
     "go": "woods.extract.go",
     "java": "woods.extract.java",
     "rust": "woods.extract.rust",
+    "scala": "woods.extract.scala",
+    "haskell": "woods.extract.haskell",
+    "elixir": "woods.extract.elixir",
+    "lua": "woods.extract.lua",
+    "bash": "woods.extract.bash",
+    "zig": "woods.extract.zig",
+    "c": "woods.extract.c",
+    "cpp": "woods.extract.cpp",
+    "csharp": "woods.extract.csharp",
+    "php": "woods.extract.php",
+    "kotlin": "woods.extract.kotlin",
+    "swift": "woods.extract.swift",
 }
 
 
-def language_for(file_path: str) -> str | None:
-    """The language woods extracts `file_path` as, or None when it does not index that file."""
+# Documents (every kind in DOCUMENT_KINDS) are extracted by the text fallback.
+_DOCUMENT_MODULE = "woods.extract.text"
+
+
+def language_for(file_path: str, head: bytes | None = None) -> str | None:
+    """The language woods extracts `file_path` as, or None when it does not index that file.
+
+    The name decides first: code languages, then document kinds. `head` (the file's first bytes,
+    at least up to the end of its first line) lets a file its name leaves open — one without an
+    extension — be recognised by its `#!` line; without it only the name counts.
+    """
     name = PurePosixPath(file_path).name
     if name in FILENAME_LANGUAGES:
         return FILENAME_LANGUAGES[name]
     suffix = PurePosixPath(name).suffix.lower()
-    return EXTENSION_LANGUAGES.get(suffix)
+    found = EXTENSION_LANGUAGES.get(suffix) or document_kind(file_path)
+    if found is not None or head is None or suffix:
+        return found
+    return shebang_language(head)
+
+
+def content_may_decide(file_path: str) -> bool:
+    """Whether the first bytes may decide the language of a file its name leaves open: files
+    without an extension (scripts named `bin/setup`, whose `#!` line says what they are)."""
+    return not PurePosixPath(file_path).suffix and language_for(file_path) is None
+
+
+def is_document(language: str) -> bool:
+    """Whether `language` is a document kind (text fallback) rather than a code language."""
+    return language in DOCUMENT_KINDS
+
+
+def shebang_language(head: bytes) -> str | None:
+    """The language a `#!` first line names (`#!/bin/sh`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S
+    bash -e`), or None."""
+    if not head.startswith(b"#!"):
+        return None
+    line = head[2:SHEBANG_BYTES].split(b"\n", 1)[0].decode("utf-8", "replace")
+    words = line.split()
+    if not words:
+        return None
+    program = PurePosixPath(words[0]).name
+    if program == "env":  # `env [-S] [-i] [NAME=value …] interpreter`
+        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+        program = PurePosixPath(rest[0]).name if rest else ""
+    return SHEBANG_LANGUAGES.get(program)
 
 
 def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Extract the units of one file. `file_path` is repository-relative with `/` separators."""
-    lang = language_for(file_path)
+    lang = language_for(file_path, source[:SHEBANG_BYTES])
     if lang is None:
         raise ValueError(f"no extractor for {file_path}")
-    module = importlib.import_module(_MODULES[lang])
+    module = importlib.import_module(_DOCUMENT_MODULE if is_document(lang) else _MODULES[lang])
     extraction: FileExtraction = module.extract(file_path, source, layout)
     return extraction

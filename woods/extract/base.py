@@ -117,11 +117,19 @@ def syntax_warnings(tree: Tree, file_path: str, limit: int = 3) -> tuple[str, ..
     if not root.has_error:
         return ()
     positions: list[str] = []
-    for node in walk(root):
+    # Pre-order like `walk`, but only into subtrees that hold an error: a file with one late
+    # error costs a path to it, not a walk over every node.
+    stack = [root]
+    while stack:
+        node = stack.pop()
         if node.is_error or node.is_missing:
             positions.append(f"{node.start_point[0] + 1}:{node.start_point[1] + 1}")
             if len(positions) >= limit:
                 break
+        if node.is_error:  # inside an ERROR node, `has_error` is not reliable: look at everything
+            stack.extend(reversed(node.children))
+        else:
+            stack.extend(c for c in reversed(node.children) if c.has_error or c.is_error or c.is_missing)
     where = ", ".join(positions) if positions else "unknown position"
     return (f"{file_path}: syntax errors (at {where}); extracted what parses",)
 
@@ -157,20 +165,22 @@ def clean_comment(raw: str | None) -> str | None:
     if not raw:
         return None
     lines: list[str] = []
+    # Slices instead of startswith: this runs over every line of every doc comment of a repository.
     for line in raw.splitlines():
         stripped = line.strip()
-        if stripped.startswith("/*"):
-            stripped = stripped[3:] if stripped.startswith("/**") else stripped[2:]
-        if stripped.endswith("*/"):
+        if stripped[:2] == "/*":
+            stripped = stripped[3:] if stripped[2:3] == "*" else stripped[2:]
+        if stripped[-2:] == "*/":
             stripped = stripped[:-2]
-        for prefix in _LINE_COMMENT_PREFIXES:
-            if stripped.startswith(prefix):
-                stripped = stripped[len(prefix) :]
-                break
-        else:
-            if stripped.startswith("*"):
-                stripped = stripped[1:]
-        lines.append(stripped[1:] if stripped.startswith(" ") else stripped)
+        first = stripped[:1]
+        if first == "/":  # `//!`, `///`, `//` (_LINE_COMMENT_PREFIXES, longest first)
+            if stripped[:3] in ("//!", "///"):
+                stripped = stripped[3:]
+            elif stripped[:2] == "//":
+                stripped = stripped[2:]
+        elif first in ("#", "*"):
+            stripped = stripped[1:]
+        lines.append(stripped[1:] if stripped[:1] == " " else stripped)
     while lines and not lines[0].strip():
         lines.pop(0)
     while lines and not lines[-1].strip():

@@ -402,9 +402,9 @@ class _Extractor:
         require = next((c for c in node.named_children if c.type == "import_require_clause"), None)
         if require is not None:
             specifier = _string_value(require.child_by_field_name("source"), self.source)
-            local = next((c for c in require.named_children if c.type == "identifier"), None)
-            if specifier is not None and local is not None:
-                self._bind(base.text(local, self.source), specifier, None)
+            local_node = next((c for c in require.named_children if c.type == "identifier"), None)
+            if specifier is not None and local_node is not None:
+                self._bind(base.text(local_node, self.source), specifier, None)
                 self._module_dep(specifier, owner)
             return
         if specifier is None:

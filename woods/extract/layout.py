@@ -53,7 +53,8 @@ def detect_package_dirs(paths: Iterable[str]) -> frozenset[str]:
 
 # Bump whenever an extractor's output changes for the same input (new unit types, identifiers, edges):
 # cached extractions of an older format are then not reused.
-EXTRACTION_FORMAT = 2
+# 3: Python package re-exports keep the imported name; @overload stubs yield the name to the implementation.
+EXTRACTION_FORMAT = 3
 
 
 @dataclass(frozen=True, slots=True)

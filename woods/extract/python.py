@@ -109,7 +109,10 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
     """The absolute dotted name of `from <level dots><name> import …` inside `module`."""
     if level == 0:
         return name
-    package = module.split(".") if is_package else module.split(".")[:-1]
+    if is_package and module == "__init__":  # the repository root is the package: `.x` is `x`
+        package: list[str] = []
+    else:
+        package = module.split(".") if is_package else module.split(".")[:-1]
     keep = max(0, len(package) - (level - 1))
     parts = package[:keep] + ([name] if name else [])
     return ".".join(p for p in parts if p)
@@ -205,9 +208,43 @@ class _Extractor:
                 self._import(node, owner)
                 continue
             stack.extend((child, owner) for child in reversed(node.children))
+        self._implementations_own_their_names()
         self.identifiers = {d.identifier for d in self.drafts}
         units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    def _implementations_own_their_names(self) -> None:
+        """`@typing.overload` stubs come before the implementation, which the numbering would call
+        `f#3`: the one definition of a name that is not an overload takes the plain name, and the
+        stubs are `f#overload1`, `f#overload2` … in source order. A name defined twice without
+        overloads keeps the numbering (the first definition owns the name)."""
+        groups: dict[tuple[str, str], list[_Draft]] = {}
+        for draft in self.drafts:
+            if draft.type in ("function", "method"):
+                groups.setdefault((draft.identifier.split("#", 1)[0], draft.type), []).append(draft)
+        renames: dict[str, str] = {}
+        for (plain, _unit_type), drafts in groups.items():
+            stubs = [d for d in drafts if d.metadata.get("overload")]
+            bodies = [d for d in drafts if not d.metadata.get("overload")]
+            if not stubs or len(bodies) != 1:
+                continue
+            renames[bodies[0].identifier] = plain
+            for number, stub in enumerate(stubs, start=1):
+                renames[stub.identifier] = f"{plain}#overload{number}"
+        if not renames:
+            return
+        for draft in self.drafts:
+            new = renames.get(draft.identifier)
+            if new is not None:
+                draft.identifier = new
+                continue
+            # descendants of a renamed definition follow it (their identifiers extend the owner's)
+            for old, renamed in renames.items():
+                if draft.identifier.startswith(old + "."):
+                    draft.identifier = renamed + draft.identifier[len(old):]
+                    if draft.namespace is not None and draft.namespace.startswith(old):
+                        draft.namespace = renamed + draft.namespace[len(old):]
+                    break
 
     def _unique(self, identifier: str, unit_type: str) -> str:
         key = (identifier, unit_type)
@@ -244,6 +281,8 @@ class _Extractor:
                 draft.refs.append(_Ref("decorator", chain))
                 if not is_class and chain[-1] in _METHOD_KINDS:
                     draft.metadata["kind"] = _METHOD_KINDS[chain[-1]]
+                if not is_class and chain[-1] == "overload":
+                    draft.metadata["overload"] = True
         if is_class:
             self._bases(definition, draft)
             draft.metadata["dataclass"] = any(
@@ -302,8 +341,8 @@ class _Extractor:
         if module_node.type == "relative_import":
             prefix = next((c for c in module_node.children if c.type == "import_prefix"), None)
             level = base.text(prefix, self.source).count(".") if prefix is not None else 0
-            dotted = next((c for c in module_node.children if c.type == "dotted_name"), None)
-            absolute = resolve_relative(self.module, self.is_package, level, base.text(dotted, self.source))
+            dotted_node = next((c for c in module_node.children if c.type == "dotted_name"), None)
+            absolute = resolve_relative(self.module, self.is_package, level, base.text(dotted_node, self.source))
         else:
             absolute = base.text(module_node, self.source)
         if absolute == "__future__":
@@ -322,7 +361,11 @@ class _Extractor:
                 local = imported.split(".")[0]
             full = f"{absolute}.{imported}" if absolute else imported
             self.bindings[local] = full
-            lookup = (full, absolute) if absolute else (full,)
+            # A package's `__init__` re-exports what it imports: the edge keeps the imported name
+            # (`pkg.services.PostingService`, even when `pkg.services` itself re-exports it) instead
+            # of falling back to the module, so `resolve` can follow the chain to the definition.
+            reexport = self.is_package and owner.parent is None and local == imported.split(".")[-1]
+            lookup = (full, absolute) if absolute and not reexport else (full,)
             owner.refs.append(_Ref("import", kind="import", target=full, lookup=lookup))
 
     # -- resolving -------------------------------------------------------------------------

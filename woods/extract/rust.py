@@ -335,9 +335,9 @@ class _Extractor:
                 path = _path_segments(inner, self.source) or ()
                 self._use_leaf((*prefix, *path), None, ctx, owner, record)
             else:
-                path = _path_segments(item, self.source)
-                if path:
-                    full = (*prefix, *path)
+                segments = _path_segments(item, self.source)
+                if segments:
+                    full = (*prefix, *segments)
                     if full[-1] == "self":
                         full = full[:-1]
                     self._use_leaf(full, full[-1] if full else None, ctx, owner, record)

@@ -212,7 +212,8 @@ def _index_locked(
         for row in rows
     }
 
-    # go.mod is not source (discovery skips it); look where Go modules conventionally live.
+    # Module paths come from go.mod where Go modules conventionally live (the root and one level
+    # down), whether or not discovery indexed it as a document.
     go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
     aliases = go_module_aliases(root, go_mods)
     provider = provider_factory()  # cheap: models load on the first text to embed
@@ -230,8 +231,14 @@ def _index_locked(
             summary.searchable_seconds = round(time.perf_counter() - options.started, 3)
             return summary
         # The published generation is this run's lexical generation: only its vectors are missing
-        # (an interrupted phase 2, or one left for later). Resume phase 2.
+        # (an interrupted phase 2, or one left for later). Resume phase 2 — or, when this run
+        # leaves the vectors for later too, there is nothing to do at all.
         lexical = previous.generation
+        if not options.vectors:
+            summary.up_to_date = True
+            summary.vectors_pending = True
+            summary.searchable_seconds = round(time.perf_counter() - options.started, 3)
+            return summary
     # Vectors come from the published generation, else (after an interrupted phase 2, or a schema
     # change) from the newest generation that has them; same model only; `--full` and an
     # unreadable published index reuse nothing.
@@ -285,3 +292,39 @@ def _build(
         run_started=options.started,
     )
 
+
+
+def complete_vectors(
+    store_dir: Path,
+    provider_factory: Callable[[], EmbeddingProvider],
+    generation: str,
+    *,
+    progress: Progress | None = None,
+    wait: float = 30.0,
+    should_stop: Callable[[], bool] | None = None,
+) -> IndexSummary | None:
+    """Phase 2 alone for the published lexical generation `generation`: its units come from its
+    own extractions (nothing is discovered or parsed again, so the vectors describe exactly what
+    it holds). None when `generation` is no longer current or already has its vectors."""
+    progress = progress or SilentProgress()
+    summary = IndexSummary(store_dir=str(store_dir), generation=generation)
+    started = time.perf_counter()
+    with layout.StoreLock(store_dir, wait):
+        current = IndexStores.open(store_dir)
+        try:
+            if current.generation.name != generation or current.has_vectors:
+                return None
+            units: list[Unit] = []
+            for row in current.metadata.files():
+                data = current.metadata.extraction(row.path)
+                if data is not None:
+                    units.extend(Unit.from_raw(u) for u in data["units"])
+            aliases = dict(current.manifest.data.get("prefix_aliases") or {})
+            root = current.manifest.root
+            return build_index_from_units(
+                units, provider_factory(), store_dir, link=True, chunk=True, root=Path(root) if root else None,
+                summary=summary, progress=progress, prefix_aliases=aliases, lock=False,
+                lexical=current.generation, should_stop=should_stop, run_started=started,
+            )
+        finally:
+            current.close()

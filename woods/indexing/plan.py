@@ -17,6 +17,7 @@ from woods.chunking import chunk_unit
 from woods.embedding.provider import EmbeddingProvider
 from woods.embedding.text import bounded_prefix, embedding_text, unit_embedding_prefix
 from woods.indexing.summary import Progress
+from woods.paths import GENERATED, VENDORED, path_roles
 from woods.units import Unit, sha256_hex
 
 # A reused plan row: (chunk_index, chunk_type, line_start, line_end, text_sha256), in index order.
@@ -48,6 +49,19 @@ def children_by_parent(units: Sequence[Unit]) -> dict[tuple[str, str], list[Unit
 # Bump when chunking changes what it produces for the same input: old plans are then not reused.
 CHUNK_PLAN_VERSION = 1
 
+# Embedding less: units of files in these roles get no vector (they stay fully searchable
+# lexically, by name and by path). Chosen on semble-dev (bench/README.md, "Embedding less").
+NO_VECTOR_ROLES: frozenset[str] = frozenset({VENDORED, GENERATED})
+# Document units (README, docs, configuration prose): embedded unless this is False.
+EMBED_DOCUMENTS = True
+
+
+def wants_vector(unit: Unit) -> bool:
+    """Whether a unit is embedded (see NO_VECTOR_ROLES and EMBED_DOCUMENTS)."""
+    if not EMBED_DOCUMENTS and unit.type == "document":
+        return False
+    return not NO_VECTOR_ROLES.intersection(path_roles(unit.file_path))
+
 
 def plan_key(prefix: str, unit: Unit, kids: Sequence[Unit], limit: int | None) -> str:
     """What a unit's chunks depend on: its header, source, members' spans, the input limit."""
@@ -68,7 +82,8 @@ def prepare_texts(
     cached_vector: Callable[[str], bool],
     children: dict[tuple[str, str], list[Unit]] | None = None,
 ) -> list[PreparedText]:
-    """Every unit's embedding texts. A unit whose plan key (header, source, members, limit) is
+    """Every unit's embedding texts (none for units `wants_vector` declines, when chunking a
+    repository). A unit whose plan key (header, source, members, limit) is
     in `plans` and whose chunk vectors all exist reuses that plan without tokenizing anything:
     chunking (tokenizer calls) was 80 % of a 1-file re-index of the standard library."""
     if children is None:
@@ -77,12 +92,14 @@ def prepare_texts(
     prepared: list[PreparedText] = []
     for key, unit in keyed:
         progress.advance()
-        if not chunk:
+        if not chunk:  # a pre-extracted corpus (the Ruby bench): every unit, as the gem embeds them
             text = embedding_text(unit_embedding_prefix(unit), unit.source_code)
             if text.strip():
                 prepared.append(
                     PreparedText(key, 0, "whole", unit.line_start, unit.line_end, text, sha256_hex(text), "")
                 )
+            continue
+        if not wants_vector(unit):
             continue
         kids = children.get((unit.identifier, unit.file_path), [])
         unit_plan_key = plan_key(unit_embedding_prefix(unit), unit, kids, limit)

@@ -15,11 +15,12 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
+from woods.limits import DEFAULT_CONTEXT_BUDGET
 from woods.retrieval.candidates import AssembledContext, Candidate, Classification, SourceAttribution
 from woods.store.base import MetadataStore, Record
 from woods.store.identity import strip_chunk
 
-DEFAULT_BUDGET = 8000  # tokens: a comfortable slice of a modern context window
+DEFAULT_BUDGET = DEFAULT_CONTEXT_BUDGET  # tokens; the rationale is in woods.limits
 DEFAULT_CHARS_PER_TOKEN = 4.0  # tiktoken cl100k_base averages ~4.4 chars/token on Ruby; 4.0 errs safe
 STRUCTURAL_SHARE = 0.10  # the codebase banner never takes more than a tenth of the budget
 # Shares of what remains after the banner. With framework context the framework section gets a

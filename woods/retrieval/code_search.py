@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from woods.errors import WoodsError
-from woods.paths import BENCHMARK, COMPAT, DOCS, EXAMPLE, FIXTURE, GENERATED, TEST, VENDORED
+from woods.paths import BENCHMARK, COMPAT, DOCS, EXAMPLE, FIXTURE, GENERATED, MIGRATION, TEST, VENDORED
 from woods.retrieval.query_analysis import NATURAL, PATH, QueryAnalysis, analyze
 from woods.retrieval.signals import (
     CALLABLES,
@@ -95,10 +95,11 @@ class CodeSearchConfig:
     role_factors: Mapping[str, float] = field(
         default_factory=lambda: {
             TEST: 0.3, EXAMPLE: 0.3, FIXTURE: 0.3, VENDORED: 0.3, GENERATED: 0.5,
-            COMPAT: 0.5, BENCHMARK: 0.4, DOCS: 0.6,
+            COMPAT: 0.5, BENCHMARK: 0.4, DOCS: 0.6, MIGRATION: 0.5,
         }
     )
-    # Documentation and configuration units for questions about code.
+    # Documentation and configuration units for questions about code (and its inverse for
+    # questions about documentation: "where is installation documented").
     document_factor: float = 0.6
     # Files with several good units: their best unit gains coherence × its file's share.
     coherence: float = 0.2
@@ -273,8 +274,20 @@ class CodeSearch:
             return ()
         top = max(fused.values()) or 1.0
         scores: dict[str, float] = {}
+        terms = frozenset(analysis.terms)
+        names = frozenset(n.lower() for n in analysis.names)
+        per_file: dict[str, tuple[float, float, bool]] = {}  # path → (role factor, term share, names in path)
         for key, base in fused.items():
             unit = summaries[key]
+            facts = per_file.get(unit.file_path)
+            if facts is None:
+                facts = (
+                    role_penalty(unit.file_path, analysis.roles, config.role_factors),
+                    path_word_match(unit.file_path, terms) if analysis.kind == NATURAL else 0.0,
+                    bool(names) and path_word_match(unit.file_path, names) > 0,
+                )
+                per_file[unit.file_path] = facts
+            role_factor, term_share, names_in_path = facts
             score = base
             match = name_match(unit.name, analysis.names)
             if match:
@@ -284,16 +297,14 @@ class CodeSearch:
                     bonus += config.type_definition_bonus
                 if analysis.is_symbol and unit.type in CALLABLES and analysis.names[0][:1].islower():
                     bonus += config.type_definition_bonus
-                if path_word_match(unit.file_path, frozenset(n.lower() for n in analysis.names)) > 0:
+                if names_in_path:
                     bonus += config.stem_bonus
                 score += config.definition_boost * top * match * scale * bonus
-            if analysis.kind == NATURAL and config.path_match_boost:
-                share = path_word_match(unit.file_path, frozenset(analysis.terms))
-                score += config.path_match_boost * top * share
+            score += config.path_match_boost * top * term_share
             score += config.pagerank_weight * top * unit.pagerank_percentile
-            score *= role_penalty(unit.file_path, analysis.roles, config.role_factors)
-            if unit.type == "document" and "docs" not in analysis.roles:
-                score *= config.document_factor
+            score *= role_factor
+            if unit.type == "document":  # demoted for code questions, preferred when docs are asked for
+                score *= config.document_factor if DOCS not in analysis.roles else 1.0 / config.document_factor
             scores[key] = score
         if config.coherence:
             by_file: dict[str, list[float]] = {}

@@ -32,13 +32,13 @@ def exact_matches(metadata: Any, query: str, *, by_name: bool = True) -> list[Re
         records = _file_units(metadata, text)
         if records:
             return records
-    named = metadata.find_by_identifier(text)
+    named: list[Record] = metadata.find_by_identifier(text)
     if named:
         return named[:MAX_EXACT]
     if not by_name or any(sep in text for sep in ("::", "#", ".", "/")):
         return []
-    by_name = metadata.find_by_name(text, limit=MAX_EXACT + 1)
-    return by_name if len(by_name) <= MAX_EXACT else []
+    same_name: list[Record] = metadata.find_by_name(text, limit=MAX_EXACT + 1)
+    return same_name if len(same_name) <= MAX_EXACT else []
 
 
 def _file_units(metadata: Any, path: str) -> list[Record]:

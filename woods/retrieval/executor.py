@@ -14,13 +14,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 import numpy as np
 
 from woods.retrieval.candidates import Candidate, Classification, ExecutionResult, InvalidOptionError
 from woods.retrieval.classifier import STOP_WORDS, select_strategy
-from woods.store.base import UNSEARCHED_FIELDS, GraphStore, MetadataStore, Record, VectorStore
+from woods.store.base import (
+    UNSEARCHED_FIELDS,
+    GraphStore,
+    KeywordFieldsStore,
+    MetadataStore,
+    Record,
+    VectorStore,
+)
 from woods.store.identity import public_identifier, strip_chunk
 
 DEFAULT_LIMIT = 20  # Ruby executor default; the retriever never passes another limit.
@@ -127,6 +134,11 @@ def bound_candidates(candidates: Sequence[Candidate], limit: int, strategy: str)
     return bounded
 
 
+def _has_keyword_fields(store: MetadataStore) -> TypeGuard[KeywordFieldsStore]:
+    """Whether the store computes keyword matched fields itself (`KeywordFieldsStore`)."""
+    return callable(getattr(store, "keyword_fields", None))
+
+
 class SearchExecutor:
     """Maps a classification to a strategy and runs it against the three stores."""
 
@@ -211,8 +223,8 @@ class SearchExecutor:
         number of matched fields; ordered by (−score, key)."""
         if not keywords:
             return []
-        if callable(getattr(self._metadata, "keyword_fields", None)):
-            return self._keyword_in_store(keywords, limit)
+        if _has_keyword_fields(self._metadata):
+            return self._keyword_in_store(self._metadata, keywords, limit)
         merged: dict[str, tuple[Record, list[str]]] = {}
         for keyword in keywords:
             for record in self._metadata.search(keyword):
@@ -236,16 +248,16 @@ class SearchExecutor:
         candidates.sort(key=lambda c: (-c.score, c.identifier))
         return candidates[:limit]
 
-    def _keyword_in_store(self, keywords: Sequence[str], limit: int) -> list[Candidate]:
+    def _keyword_in_store(self, store: KeywordFieldsStore, keywords: Sequence[str], limit: int) -> list[Candidate]:
         """The same scoring with matched fields computed by the store; only the kept candidates'
         records are read."""
         merged: dict[str, list[str]] = {}
         for keyword in keywords:
-            for key, fields in self._metadata.keyword_fields(keyword):
+            for key, fields in store.keyword_fields(keyword):
                 known = merged.setdefault(key, [])
                 known.extend(f for f in fields if f not in known and f not in KEYWORD_MATCH_SKIPPED_FIELDS)
         ranked = sorted(merged.items(), key=lambda item: (-keyword_match_score(item[1]), item[0]))[:limit]
-        records = self._metadata.find_batch([key for key, _fields in ranked])
+        records = store.find_batch([key for key, _fields in ranked])
         return [
             Candidate(key, keyword_match_score(fields), "keyword", records.get(key, {}), tuple(fields) if fields else None)
             for key, fields in ranked

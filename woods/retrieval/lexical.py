@@ -115,7 +115,8 @@ def values_text(value: Any) -> str:
 
 
 def runtime_values(unit: Mapping[str, Any]) -> dict[str, Any]:
-    metadata = unit.get("metadata") if isinstance(unit.get("metadata"), Mapping) else {}
+    raw = unit.get("metadata")
+    metadata: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     selected: dict[str, Any] = {}
     for key in RUNTIME_FIELDS:
         value = metadata.get(key)
@@ -156,8 +157,8 @@ class LexicalIndex:
         self._documents = tuple(documents)
         self._averages: dict[str, float] = {}
         for name, _ in FIELD_WEIGHTS:
-            lengths = [doc.lengths[name] for doc in documents]
-            self._averages[name] = max(sum(lengths) / len(lengths), 1.0) if lengths else 1.0
+            field_lengths = [doc.lengths[name] for doc in documents]
+            self._averages[name] = max(sum(field_lengths) / len(field_lengths), 1.0) if field_lengths else 1.0
         frequencies: Counter[str] = Counter()
         for doc in documents:
             frequencies.update({term for counts in doc.fields.values() for term in counts})

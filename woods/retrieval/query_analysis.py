@@ -75,7 +75,7 @@ def analyze(query: str) -> QueryAnalysis:
     text = query.strip()
     if _SYMBOL_QUERY.match(text) and _looks_like_code(text):
         kind = SYMBOL
-        qualified = (text.removesuffix("()"),) if _SEPARATORS.search(text) else ()
+        qualified: tuple[str, ...] = (text.removesuffix("()"),) if _SEPARATORS.search(text) else ()
         names: tuple[str, ...] = (_last_segment(text),)
     elif _PATH_QUERY.match(text):
         kind, qualified, names = PATH, (), ()

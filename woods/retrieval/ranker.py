@@ -142,8 +142,8 @@ def rrf_merge(candidates: Sequence[Candidate], policy: str = "unit") -> list[Can
     representative: dict[str, Candidate] = {}
     for candidate in candidates:
         base = candidate.base_identifier
-        known = representative.get(base)
-        if known is not None and known.source != "graph_expansion" and candidate.source == "graph_expansion":
+        kept = representative.get(base)
+        if kept is not None and kept.source != "graph_expansion" and candidate.source == "graph_expansion":
             continue
         representative[base] = candidate
 

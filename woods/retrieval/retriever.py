@@ -19,7 +19,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from woods import limits
 from woods.errors import WoodsError
+from woods.limits import DEFAULT_PROFILE, PROFILES
 from woods.retrieval.assembler import DEFAULT_BUDGET, DEFAULT_CHARS_PER_TOKEN, ContextAssembler
 from woods.retrieval.candidates import (
     AppliedScope,
@@ -46,16 +48,11 @@ from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
 from woods.store.identity import public_identifier, strip_chunk
 from woods.store.metadata import UnitSummary
 
-MAX_QUERY_BYTES = 8 * 1024  # covers any natural-language query; fails fast instead of a provider 400
+MAX_QUERY_BYTES = limits.MAX_QUERY_BYTES  # the bound every interface shares (rationale in woods.limits)
 DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically dominates real code
 # Types the structural banner counts, in this order (#105).
 STRUCTURAL_TYPES = ("model", "controller", "service", "job", "mailer", "component", "graphql")
 MODES = ("semantic", "lexical")
-# Ranking profiles: "code" (the default: code search, woods.retrieval.code_search) ranks best on
-# real repositories; "ruby" reproduces the Ruby gem woods 2.0 (classifier-routed strategies, its
-# RRF ranker and keyword semantics) and is what the parity bench measures.
-PROFILES = ("code", "ruby")
-DEFAULT_PROFILE = "code"
 # Strategies that need the vector store; on an index whose vectors are still being computed the
 # Ruby profile answers them with keyword search (and says so).
 VECTOR_STRATEGIES = ("vector", "hybrid")
@@ -73,7 +70,7 @@ _KNOWN_UNIT_TYPES_TEXT = """model controller service component view_component jo
     action_cable_channel scheduled_job rake_task state_machine event decorator database_view
     caching factory test_mapping rails_source gem_source poro lib package database_table
     external_consumer module class method function interface struct enum trait impl type
-    type_alias constant variable namespace record annotation object file"""
+    type_alias constant variable namespace record annotation object file document"""
 KNOWN_UNIT_TYPES = frozenset(_KNOWN_UNIT_TYPES_TEXT.split())
 TYPE_RANK_HEADER = "| Type | Source | Rank in unfiltered top-K | Global K | Total in index |"
 TYPE_RANK_RULE = "|------|--------|--------------------------|----------|----------------|"
@@ -408,10 +405,7 @@ class Retriever:
         if not self.has_vectors:
             return None
         vectors = getattr(self._stores, "vectors", None)
-        if vectors is None:
-            return None
-        dense: DenseStore = _Translated(vectors, "vector")
-        return dense
+        return None if vectors is None else _Translated(vectors, "vector")
 
     def _retrieve_lexical(
         self,

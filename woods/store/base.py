@@ -71,6 +71,14 @@ class MetadataStore(Protocol):
     def type_counts(self) -> dict[str, int]: ...
 
 
+class KeywordFieldsStore(MetadataStore, Protocol):
+    """A metadata store that computes keyword matched fields itself (SQLite does; simpler stores,
+    such as the in-memory test store, leave it to `search` plus a field-by-field check)."""
+
+    def keyword_fields(self, keyword: str) -> list[tuple[str, list[str]]]:
+        """(key, matched top-level fields) of every unit `search(keyword)` returns, same order."""
+
+
 @dataclass(frozen=True, slots=True)
 class VectorHit:
     """One nearest-neighbour hit: the embedding id (`X` or `X#chunk_i`), cosine, and metadata.

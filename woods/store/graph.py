@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -154,18 +154,34 @@ class SQLiteGraphStore:
         rows = self._conn.execute("SELECT DISTINCT source, via FROM edges WHERE target = ? ORDER BY source, via", (identifier,))
         return [(r[0], r[1]) for r in rows]
 
+    def has_node(self, identifier: str) -> bool:
+        """True when some edge starts or ends at `identifier` (a unit, or a name the code refers to
+        that the index holds no unit for, such as a gem's class)."""
+        row = self._conn.execute(
+            "SELECT 1 FROM edges WHERE source = ? UNION ALL SELECT 1 FROM edges WHERE target = ? LIMIT 1",
+            (identifier, identifier),
+        ).fetchone()
+        return row is not None
+
     def traverse(
-        self, identifier: str, *, reverse: bool = False, depth: int = 2, via: str | None = None
+        self,
+        identifier: str,
+        *,
+        reverse: bool = False,
+        depth: int = 2,
+        via: str | Collection[str] | None = None,
     ) -> list[tuple[str, str, int]]:
-        """Breadth-first (identifier, via, distance) up to `depth` hops, each node once, in BFS order
-        with neighbours sorted by (identifier, via). One hop reads SQLite; deeper walks use the
-        networkx graph (built once per store)."""
+        """Breadth-first (identifier, via, depth) up to `depth` hops, each node once, in BFS order
+        with neighbours sorted by (identifier, via). `via` keeps only edges of that kind (or of any
+        of those kinds). One hop reads SQLite; deeper walks use the networkx graph (built once per
+        store). This is the one traversal every interface answers graph questions with."""
+        wanted = _edge_kinds(via)
         if depth <= 1:
             pairs = self.edges_to(identifier) if reverse else sorted(set(self.edges_from(identifier)))
             seen: set[str] = {identifier}
             hops = []
             for neighbour, edge_via in pairs:
-                if (via and edge_via != via) or neighbour in seen:
+                if (wanted is not None and edge_via not in wanted) or neighbour in seen:
                     continue
                 seen.add(neighbour)
                 hops.append((neighbour, edge_via, 1))
@@ -186,7 +202,7 @@ class SQLiteGraphStore:
                 data = graph[neighbour][node] if reverse else graph[node][neighbour]
                 pairs.extend((neighbour, v) for v in data["vias"])
             for neighbour, edge_via in sorted(pairs):
-                if (via and edge_via != via) or neighbour in visited:
+                if (wanted is not None and edge_via not in wanted) or neighbour in visited:
                     continue
                 visited.add(neighbour)
                 found.append((neighbour, edge_via, distance + 1))
@@ -208,3 +224,11 @@ class SQLiteGraphStore:
             if self._digraph is None:
                 self._digraph = build_digraph((s, t, v) for _k, s, t, _tk, v in self._metadata.edges())
             return self._digraph
+
+
+def _edge_kinds(via: str | Collection[str] | None) -> frozenset[str] | None:
+    """`via` as a set of edge kinds; None, "" or an empty collection keeps every kind."""
+    if via is None:
+        return None
+    kinds = frozenset([via] if via else ()) if isinstance(via, str) else frozenset(via)
+    return kinds or None

@@ -432,8 +432,20 @@ class SQLiteMetadataStore:
         ]
 
     def file_rows(self, paths: Iterable[str]) -> dict[str, FileRow]:
-        wanted = set(paths)
-        return {row.path: row for row in self.files() if row.path in wanted}
+        """`{path: row}` for the given paths that are indexed (read by primary key, not a scan:
+        every search checks its results' files for staleness)."""
+        unique = sorted(set(paths))
+        found: dict[str, FileRow] = {}
+        for start in range(0, len(unique), _BATCH):
+            part = unique[start : start + _BATCH]
+            rows = self._conn.execute(
+                "SELECT path, language, sha256, size, mtime_ns, unit_count, warnings FROM files "
+                f"WHERE path IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for r in rows:
+                found[r[0]] = FileRow(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), tuple(json.loads(r[6])))
+        return found
 
     def extraction(self, path: str) -> dict[str, Any] | None:
         """The cached raw extraction of one file (units before linking), or None."""
@@ -478,7 +490,7 @@ class SQLiteMetadataStore:
         rows = self._conn.execute(
             "SELECT source_key, source, target, target_key, via FROM edges ORDER BY source_key, ordinal"
         )
-        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+        return [tuple(r) for r in rows]
 
     def edge_counts_by_via(self) -> dict[str, int]:
         rows = self._conn.execute("SELECT via, count(*) FROM edges GROUP BY via ORDER BY via")

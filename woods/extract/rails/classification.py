@@ -139,8 +139,14 @@ def looks_like_middleware(draft: UnitDraft) -> bool:
     init, call = by_name.get("initialize"), by_name.get("call")
     if init is None or call is None:
         return False
-    params = init.metadata.get("parameters") or []
-    return bool(params) and str(params[0]) == "app" and len(call.metadata.get("parameters") or []) == 1
+    params = _parameters(init)
+    return bool(params) and str(params[0]) == "app" and len(_parameters(call)) == 1
+
+
+def _parameters(method: UnitDraft) -> list[str]:
+    """A method's parameter names, as `ruby.parameter_names` stored them in its metadata ([] if absent)."""
+    params = method.metadata.get("parameters")
+    return params if isinstance(params, list) else []
 
 
 def dsl_names(draft: UnitDraft, source: bytes) -> set[str]:

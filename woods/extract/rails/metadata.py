@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from tree_sitter import Node
 
@@ -270,7 +271,7 @@ def controller_metadata(draft: UnitDraft, source: bytes) -> None:
             continue
         args = call_arguments(call)
         options = hash_options(args, source)
-        methods = symbol_names([a for a in args if a.type not in ("pair", "hash")], source) or [None]
+        methods: Sequence[str | None] = symbol_names([a for a in args if a.type not in ("pair", "hash")], source) or [None]
         for method in methods:
             entry: dict[str, object] = {
                 "kind": name,

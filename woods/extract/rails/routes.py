@@ -376,9 +376,9 @@ def _interpret(statements: list[Node], scope: _RouteScope, ctx: _RouteContext) -
         elif name in ("member", "collection") and scope.resource is not None:
             _interpret(block_statements(block), replace(scope, mode=name), ctx)
         elif name == "concern" and args and block is not None:
-            label = string_value(args[0], source)
-            if label:
-                ctx.concerns[label] = block
+            concern = string_value(args[0], source)
+            if concern:
+                ctx.concerns[concern] = block
         elif name == "concerns" and scope.resource is not None:
             for label in symbol_names(args, source):
                 if label in ctx.concerns:

@@ -1,0 +1,55 @@
+"""What only a program's entry point may do: configure the host process and read test switches.
+
+Why a module of its own: woods is also a library (`woods.Index`), and a library must never change
+the process it runs in — its environment variables, another library's log level. The `woods`
+command and the MCP server own their processes, so they (and only they) call
+`configure_process()` before anything loads a model. Environment switches meant for tests are read
+here too, so no library module ever consults them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from woods.errors import InputError
+
+if TYPE_CHECKING:
+    from woods.embedding.provider import EmbeddingProvider
+
+# woods never uses the network: the model ships in a package. Forced, not defaulted, so an
+# inherited `HF_HUB_OFFLINE=0` cannot make a woods command reach out.
+OFFLINE_ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+# woods draws its own progress on stderr; the Hugging Face libraries' weight-loading bars and info
+# logs would interleave with it. Defaults only: a user debugging a load may set them otherwise.
+QUIET_ENVIRONMENT = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+
+# Tests only: `WOODS_EMBEDDER=fake` makes `woods index` (and the MCP server's first build) embed
+# with the deterministic Fake provider instead of the packaged model. Unset means the real model;
+# any other value is refused (never a silent fallback). Documented in docs/cli.md.
+EMBEDDER_ENV = "WOODS_EMBEDDER"
+REAL_EMBEDDER = "minilm"
+TEST_EMBEDDER = "fake"
+
+
+def configure_process() -> None:
+    """Offline mode and quiet model loading for this process (call first thing in `main`)."""
+    os.environ.update(OFFLINE_ENVIRONMENT)
+    for name, value in QUIET_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+
+
+def provider_factory_from_environment() -> Callable[[], EmbeddingProvider]:
+    """The index-time embedder the entry point builds with: the packaged model, or (tests) Fake."""
+    from woods.embedding.select import index_provider
+
+    name = os.environ.get(EMBEDDER_ENV, "").strip()
+    if name in ("", REAL_EMBEDDER):
+        return lambda: index_provider(REAL_EMBEDDER)
+    if name == TEST_EMBEDDER:
+        return lambda: index_provider(TEST_EMBEDDER)
+    raise InputError(
+        f"{EMBEDDER_ENV}={name!r} is not an embedder; it is a test-only switch "
+        f"({TEST_EMBEDDER!r} or unset for the packaged model)"
+    )

@@ -1,0 +1,442 @@
+"""Kotlin extraction: classes, interfaces, objects and companions, functions, properties, aliases.
+
+Identifiers use the `package` header, not the path: `a.b.Invoice`, nested `a.b.Invoice.Line`,
+members `a.b.Invoice.charge`, top-level functions `a.b.format`, companion objects
+`a.b.Invoice.Companion` (or their own name), secondary constructors `a.b.Invoice.constructor`.
+Extension functions and properties attach to the extended type: `fun Flow<T>.collect()` in
+package `a.b` is `a.b.Flow.collect` (the receiver resolved through this file's declarations and
+imports, else the package), with the receiver's identifier as `parent` and
+`metadata["extension"]`. A repeated (identifier, type) in one file — overloads — gets `#2` ….
+
+Units: `class` (data, sealed, open … in `metadata["modifiers"]`), `interface` (`fun interface`
+and `annotation class` too, the latter with `metadata["annotation"]`, as in Java), `enum`,
+`object` (companions with `metadata["companion"]`), `function`, `method` (abstract and interface
+members too), `constructor`, `type_alias`, and `property` only for properties with a getter or
+setter body — a stored property is a field, not code worth retrieving. Local functions, lambdas
+and anonymous objects belong to the enclosing unit. A file with no unit (a `.kts` script, a file
+of constants) gets one `file` unit with the path as identifier.
+
+Dependencies: imports on the file's top-level units (`via: "import"`; a star import names its
+package), supertypes (`superclass` for a constructor call `Base()`, and for every supertype of an
+interface, as in Java; `implements` for the others), calls (`f()` on the enclosing classes and
+their companions, explicit imports, the package and star imports; `Type.f()`; `this.f()`; a call
+to a capitalised name is a constructor, recorded as a reference to the type) and type names
+(`code_reference`), with candidates in Kotlin's lookup order. Type parameters and `kotlin.*`
+basics are never edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from woods.extract import base, scan
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
+from woods.units import Dependency, FileExtraction
+
+LANGUAGE = "kotlin"
+GRAMMAR = "kotlin"
+
+_COMMENTS = frozenset({"line_comment", "block_comment"})
+# Implicitly imported `kotlin.*` names a reference never resolves to in project code.
+_BUILTINS = frozenset(
+    {
+        "Any", "Nothing", "Unit", "Boolean", "Byte", "Short", "Int", "Long", "Float", "Double", "Char", "String",
+        "Number", "Array", "List", "MutableList", "Set", "MutableSet", "Map", "MutableMap", "Collection",
+        "Iterable", "Sequence", "Pair", "Triple", "Comparable", "Throwable", "Exception", "Error",
+        "RuntimeException", "IllegalStateException", "IllegalArgumentException", "Lazy", "Result", "Function",
+        "Suppress", "JvmStatic", "JvmField", "JvmName", "JvmOverloads", "Deprecated", "PublishedApi",
+    }
+)
+# Unit types that can have supertypes (their references skip what is already a supertype edge).
+_TYPE_UNITS = frozenset({"class", "interface", "enum", "object"})
+# Children that are a declaration's body (its signature stops there).
+_BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
+_REFERENCES = """
+(call_expression . [(identifier) (navigation_expression)] @call)
+(user_type) @type
+"""
+
+
+@dataclass(slots=True)
+class _Head:
+    """What a declaration's children around its name say (see `_Extractor._head`)."""
+
+    modifiers: list[str]
+    annotations: list[str]
+    type_params: frozenset[str]
+    receiver: Node | None = None
+    body: Node | None = None
+
+
+@dataclass(slots=True)
+class _Draft(base.Draft):
+    """A Kotlin unit under construction, with what its references are resolved against."""
+
+    path: tuple[str, ...] = ()  # qualified name segments without the `#n` suffix
+    classes: tuple[str, ...] = ()  # the enclosing classes' qualified names, innermost first
+    type_params: frozenset[str] = frozenset()
+    top: bool = False
+    refs: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (kind, segments)
+
+
+class _Extractor:
+    """One walk over the file and class bodies, then one reference scan (woods/extract/scan.py)."""
+
+    def __init__(self, file_path: str, source: bytes) -> None:
+        self.file_path = file_path
+        self.source = source
+        self.package: tuple[str, ...] = ()
+        self.drafts: list[_Draft] = []
+        self.unique = base.UniqueIdentifiers()
+        self.declared: set[str] = set()
+        self.declared_types: dict[str, str] = {}  # simple name → qualified name (first wins)
+        self.bindings: dict[str, str] = {}  # imported simple name (or alias) → qualified name
+        self.stars: list[str] = []  # star-imported packages
+        self.imports: list[Dependency] = []
+        # One Dependency per (kind, name, enclosing classes), shared by the file's units.
+        self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
+
+    def run(self) -> FileExtraction:
+        tree = scan.parse(GRAMMAR, self.source)
+        root = tree.root_node
+        for child in root.named_children:
+            if child.type == "package_header":
+                name = next((c for c in child.named_children if c.type in ("qualified_identifier", "identifier")), None)
+                self.package = self._dotted(name)
+            elif child.type == "import":
+                self._import(child)
+        self._predeclare(root)
+        stack: list[tuple[Node, _Draft | None]] = [(c, None) for c in reversed(root.named_children)]
+        while stack:
+            node, owner = stack.pop()
+            kind = node.type
+            if kind in ("class_declaration", "object_declaration", "companion_object"):
+                self._class(node, owner, stack)
+            elif kind == "function_declaration":
+                self._function(node, owner)
+            elif kind == "property_declaration":
+                self._property(node, owner)
+            elif kind == "secondary_constructor" and owner is not None:
+                self._constructor(node, owner)
+            elif kind == "type_alias":
+                self._alias(node, owner)
+            elif kind == "ERROR":
+                stack.extend((c, owner) for c in reversed(node.named_children))
+        if not self.drafts:
+            self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
+        self._scan_references(root)
+        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
+        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    def _predeclare(self, root: Node) -> None:
+        """Top-level type names first, so an extension's receiver declared later in the file resolves."""
+        for child in root.named_children:
+            if child.type in ("class_declaration", "object_declaration", "type_alias"):
+                name = child.child_by_field_name("name") or child.child_by_field_name("type")
+                if name is not None:
+                    simple = base.text(name, self.source)
+                    self.declared_types.setdefault(simple, ".".join((*self.package, simple)))
+
+    def _scan_references(self, root: Node) -> None:
+        source = self.source
+        seen: set[tuple[int, str, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
+        for draft, node, name in scan.innermost(self.drafts, scan.captures(GRAMMAR, _REFERENCES, root)):
+            key = (id(draft), name, source[node.start_byte : node.end_byte])
+            if key in seen:
+                continue
+            seen.add(key)
+            if name == "type":  # `a.b.Name<Args>`: read from the text, cheaper than its child nodes
+                spelled = key[2].decode("utf-8", "replace").partition("<")[0]
+                segments = tuple(part.strip() for part in spelled.split("."))
+                if all(segments):
+                    draft.refs.append(("type", segments))
+            elif node.type == "identifier":
+                called = key[2].decode("utf-8", "replace")
+                draft.refs.append(("type" if called[:1].isupper() else "call", (called,)))
+            else:
+                parts = node.named_children
+                if len(parts) == 2 and parts[1].type == "identifier":
+                    member = base.text(parts[1], self.source)
+                    if parts[0].type == "this_expression":
+                        draft.refs.append(("own", (member,)))
+                    elif parts[0].type == "identifier" and base.text(parts[0], self.source)[:1].isupper():
+                        draft.refs.append(("static", (base.text(parts[0], self.source), member)))
+
+    # -- declarations ----------------------------------------------------------------------
+
+    def _dotted(self, node: Node | None) -> tuple[str, ...]:
+        if node is None:
+            return ()
+        if node.type == "identifier":
+            return (base.text(node, self.source),)
+        return tuple(base.text(c, self.source) for c in node.named_children if c.type == "identifier")
+
+    def _import(self, node: Node) -> None:
+        name = next((c for c in node.named_children if c.type in ("qualified_identifier", "identifier")), None)
+        path = ".".join(self._dotted(name))
+        if not path:
+            return
+        children = node.children
+        alias = children[-1] if len(children) > 2 and children[-2].type == "as" else None
+        if any(c.type == "*" for c in children):
+            self.stars.append(path)
+        else:
+            local = base.text(alias, self.source) if alias is not None else path.rpartition(".")[2]
+            self.bindings[local] = path
+        self.imports.append(Dependency(path, "import", lookup=(path,)))
+
+    def _head(self, node: Node) -> _Head:
+        """Modifiers, annotations, type parameters, the extension receiver and the body of a
+        declaration, in one pass over its children."""
+        head = _Head([], [], frozenset())
+        before_name = True
+        for child in node.children:
+            kind = child.type
+            if kind in _BODIES:
+                head.body = child
+            elif before_name and kind in ("user_type", "nullable_type"):
+                head.receiver = child  # `fun Flow<T>.collect()`: a type before the name
+            elif kind in ("identifier", "variable_declaration", "function_value_parameters"):
+                before_name = False
+            elif kind == "modifiers":
+                for modifier in child.named_children:
+                    if modifier.type == "annotation":
+                        head.annotations.append(base.one_line(base.text(modifier, self.source)).lstrip("@"))
+                    else:
+                        head.modifiers.append(base.text(modifier, self.source))
+            elif kind == "type_parameters":
+                names = (next((c for c in p.named_children if c.type == "identifier"), None) for p in child.named_children)
+                head.type_params = frozenset(base.text(n, self.source) for n in names if n is not None)
+        return head
+
+    def _new(self, path: tuple[str, ...], unit_type: str, node: Node, owner: _Draft | None,
+             parent: str | None = None, head: _Head | None = None) -> _Draft:
+        qualified = ".".join(path)
+        identifier = self.unique(qualified, unit_type)
+        draft = _Draft(identifier, unit_type, node, parent if parent is not None else (owner.identifier if owner else None),
+                       ".".join(path[:-1]) or None)
+        head = head or self._head(node)
+        draft.path = path
+        draft.top = owner is None
+        draft.classes = owner.classes if owner is not None else ()
+        draft.type_params = (owner.type_params | head.type_params) if owner is not None else head.type_params
+        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.metadata = {"modifiers": head.modifiers}
+        if head.annotations:
+            draft.metadata["annotations"] = head.annotations
+        self.declared.add(qualified)
+        self.drafts.append(draft)
+        return draft
+
+    def _class(self, node: Node, owner: _Draft | None, stack: list[tuple[Node, _Draft | None]]) -> None:
+        kind = node.type
+        name_node = node.child_by_field_name("name")
+        head = self._head(node)
+        words = head.modifiers
+        if kind == "companion_object":
+            name = base.text(name_node, self.source) if name_node is not None else "Companion"
+            unit_type = "object"
+        elif kind == "object_declaration":
+            name, unit_type = base.text(name_node, self.source), "object"
+        else:
+            name = base.text(name_node, self.source)
+            keyword = next((c.type for c in node.children if c.type in ("class", "interface")), "class")
+            unit_type = "enum" if "enum" in words else "interface" if keyword == "interface" or "annotation" in words else "class"
+        prefix = owner.path if owner is not None else self.package
+        draft = self._new((*prefix, name), unit_type, node, owner, head=head)
+        draft.classes = (".".join(draft.path), *draft.classes)
+        if kind == "companion_object":
+            draft.metadata["companion"] = True
+        if "annotation" in words:
+            draft.metadata["annotation"] = True
+        if owner is None:
+            self.declared_types.setdefault(name, ".".join(draft.path))
+        body = head.body
+        draft.signature = self._header(node, body)
+        supertypes = next((c for c in node.children if c.type == "delegation_specifiers"), None)
+        for spec in supertypes.named_children if supertypes is not None else ():
+            self._supertype(spec, draft)
+        if body is not None:
+            stack.extend((c, draft) for c in reversed(body.named_children))
+
+    def _supertype(self, spec: Node, draft: _Draft) -> None:
+        inner = spec.named_children[0] if spec.named_child_count else None
+        if inner is None:
+            return
+        called = inner.type == "constructor_invocation"
+        type_node = inner.named_children[0] if inner.type in ("constructor_invocation", "explicit_delegation") and inner.named_child_count else inner
+        if type_node.type != "user_type":
+            return
+        segments = tuple(base.text(c, self.source) for c in type_node.named_children if c.type == "identifier")
+        via = "superclass" if called or draft.type == "interface" else "implements"
+        draft.refs.append((via, segments))
+        draft.metadata.setdefault("extends" if via == "superclass" else "implements", []).append(".".join(segments))
+
+    def _extension_path(self, receiver: Node) -> tuple[str, ...]:
+        type_node = receiver.named_children[0] if receiver.type == "nullable_type" and receiver.named_child_count else receiver
+        segments = tuple(base.text(c, self.source) for c in type_node.named_children if c.type == "identifier")
+        if not segments:
+            return (*self.package, base.one_line(base.text(receiver, self.source)))
+        head = segments[0]
+        if head in self.declared_types:
+            return (*self.declared_types[head].split("."), *segments[1:])
+        if head in self.bindings:
+            return (*self.bindings[head].split("."), *segments[1:])
+        if head in _BUILTINS:
+            return ("kotlin", *segments)
+        return (*self.package, *segments)
+
+    def _function(self, node: Node, owner: _Draft | None) -> None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            return
+        name = base.text(name_node, self.source).strip("`")  # `is empty`() is the function "is empty"
+        head = self._head(node)
+        receiver, body = head.receiver, head.body
+        if receiver is not None and owner is None:
+            target = self._extension_path(receiver)
+            draft = self._new((*target, name), "function", node, None, parent=".".join(target), head=head)
+            draft.metadata["extension"] = True
+            draft.metadata["receiver"] = base.one_line(base.text(receiver, self.source))
+        else:
+            prefix = owner.path if owner is not None else self.package
+            draft = self._new((*prefix, name), "method" if owner is not None else "function", node, owner, head=head)
+            if receiver is not None:
+                draft.metadata["receiver"] = base.one_line(base.text(receiver, self.source))
+        draft.signature = self._header(node, body)
+        if body is None and owner is not None:
+            draft.metadata["abstract"] = True
+
+    def _property(self, node: Node, owner: _Draft | None) -> None:
+        accessors = [c for c in node.children if c.type in ("getter", "setter")]
+        if not any(any(g.type == "function_body" for g in a.children) for a in accessors):
+            return  # a stored property
+        declaration = next((c for c in node.children if c.type == "variable_declaration"), None)
+        ident = next((c for c in declaration.named_children if c.type == "identifier"), None) if declaration else None
+        if ident is None:
+            return
+        name = base.text(ident, self.source)
+        head = self._head(node)
+        receiver = head.receiver
+        if receiver is not None and owner is None:
+            target = self._extension_path(receiver)
+            draft = self._new((*target, name), "property", node, None, parent=".".join(target), head=head)
+            draft.metadata["extension"] = True
+            draft.metadata["receiver"] = base.one_line(base.text(receiver, self.source))
+        else:
+            prefix = owner.path if owner is not None else self.package
+            draft = self._new((*prefix, name), "property", node, owner, head=head)
+        draft.signature = self._header(node, accessors[0])
+
+    def _constructor(self, node: Node, owner: _Draft) -> None:
+        draft = self._new((*owner.path, "constructor"), "constructor", node, owner)
+        body = next((c for c in node.children if c.type == "block"), None)
+        draft.signature = self._header(node, body)
+
+    def _alias(self, node: Node, owner: _Draft | None) -> None:
+        name_node = node.child_by_field_name("type")
+        if name_node is None:
+            return
+        prefix = owner.path if owner is not None else self.package
+        draft = self._new((*prefix, base.text(name_node, self.source)), "type_alias", node, owner)
+        draft.signature = base.one_line(base.text(node, self.source))
+
+    def _header(self, node: Node, stop_node: Node | None) -> str:
+        """The declaration from its first modifier keyword (annotations are metadata) up to `stop_node`."""
+        start = node.start_byte
+        modifiers = node.child(0) if node.child_count else None
+        if modifiers is not None and modifiers.type == "modifiers":
+            start = modifiers.end_byte
+            for index in range(modifiers.child_count):
+                child = modifiers.child(index)
+                if child is not None and child.type not in ("annotation", "line_comment", "block_comment"):
+                    start = child.start_byte
+                    break
+        stop = stop_node.start_byte if stop_node is not None else node.end_byte
+        return base.one_line(self.source[start:stop].decode("utf-8", "replace"))
+
+    # -- references ------------------------------------------------------------------------
+
+    def _type_candidates(self, segments: tuple[str, ...], classes: tuple[str, ...]) -> list[str]:
+        head = segments[0]
+        written = ".".join(segments)
+        rest = ".".join(segments[1:])
+        tail = f".{rest}" if rest else ""
+        if head[:1].islower() and len(segments) > 1:
+            return [written]  # already package-qualified (`kotlinx.coroutines.Job`)
+        found = [f"{c}.{written}" for c in classes if c.rpartition(".")[2] != head]
+        if head in self.declared_types:
+            found.append(self.declared_types[head] + tail)
+        if head in self.bindings:
+            found.append(self.bindings[head] + tail)
+        found.append(".".join((*self.package, written)))
+        found += [f"{s}.{written}" for s in self.stars]
+        return list(dict.fromkeys(found))
+
+    def _preferred(self, candidates: list[str], segments: tuple[str, ...]) -> str:
+        """The target to record: a type declared here or imported, else the package's spelling
+        (the linker still tries every candidate)."""
+        head = segments[0]
+        tail = "".join(f".{s}" for s in segments[1:])
+        for prefix in (self.declared_types.get(head), self.bindings.get(head)):
+            if prefix is not None and prefix + tail in candidates:
+                return prefix + tail
+        local = next((c for c in candidates if c in self.declared), None)
+        if local is not None:
+            return local
+        written = ".".join(segments)
+        packaged = ".".join((*self.package, written))
+        return packaged if packaged in candidates else candidates[-1]
+
+    def _resolved(self, draft: _Draft) -> list[Dependency | None]:
+        deps: list[Dependency | None] = list(self.imports) if draft.top else []
+        heritage = {s for via, s in draft.refs if via != "type"} if draft.type in _TYPE_UNITS else set()
+        own = ".".join(draft.path)
+        declared_types = self.declared_types
+        for kind, segments in draft.refs:
+            head = segments[0]
+            if head in draft.type_params or (head in _BUILTINS and head not in declared_types):
+                continue
+            if kind == "type" and segments in heritage:
+                continue
+            key = (kind, segments, draft.classes)
+            if key in self.dependencies:
+                dep = self.dependencies[key]
+            else:
+                dep = self.dependencies[key] = self._dependency(kind, segments, draft.classes)
+            if dep is not None and not (dep.via == "code_reference" and dep.target == own):
+                deps.append(dep)
+        return deps
+
+    def _dependency(self, kind: str, segments: tuple[str, ...], classes: tuple[str, ...]) -> Dependency | None:
+        """The edge for one reference: its candidates in Kotlin's lookup order (see the module doc)."""
+        if kind in ("type", "superclass", "implements"):
+            candidates = self._type_candidates(segments, classes)
+            via = "code_reference" if kind == "type" else kind
+            target = self._preferred(candidates, segments)
+        elif kind == "static":
+            owners = self._type_candidates(segments[:1], classes)
+            candidates = [f"{o}.{segments[1]}" for o in owners] + [f"{o}.Companion.{segments[1]}" for o in owners]
+            via, target = "calls", f"{self._preferred(owners, segments[:1])}.{segments[1]}"
+        else:
+            name = segments[-1]
+            candidates = [f"{c}.{name}" for c in classes] + [f"{c}.Companion.{name}" for c in classes]
+            if kind == "call":
+                if name in self.bindings:
+                    candidates.append(self.bindings[name])
+                candidates.append(".".join((*self.package, name)))
+                candidates += [f"{s}.{name}" for s in self.stars]
+            if not candidates:
+                return None
+            via = "calls"
+            target = next((c for c in candidates if c in self.declared), candidates[0])
+        return Dependency(target, via, lookup=tuple(dict.fromkeys(candidates)))
+
+def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
+    """Units of one Kotlin file: declarations outermost first, members in source order."""
+    try:
+        return _Extractor(file_path, source).run()
+    except scan.ParseTimeoutError as error:
+        return scan.parse_timeout(file_path, LANGUAGE, error)
