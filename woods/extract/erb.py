@@ -83,12 +83,27 @@ def ruby_view(source: bytes, template: Node) -> tuple[bytes, Node]:
     return blanked, base.parse("ruby", blanked).root_node
 
 
+# The node types the template's facts come from, collected in one pre-order walk.
+_FACT_NODES = frozenset({"call", "identifier", "instance_variable"})
+
+
+def _fact_nodes(root: Node) -> dict[str, list[Node]]:
+    """Every call, identifier and instance variable of the Ruby view, in source (pre-)order:
+    one walk instead of one per fact."""
+    found: dict[str, list[Node]] = {kind: [] for kind in _FACT_NODES}
+    for node in base.walk(root):
+        kind = node.type
+        if kind in _FACT_NODES:
+            found[kind].append(node)
+    return found
+
+
 def _render_targets(
-    root: Node, code: bytes, view_rel: str | None, suffix: str
+    calls: list[Node], code: bytes, view_rel: str | None, suffix: str
 ) -> list[tuple[int, Dependency]]:
     found: list[tuple[int, Dependency]] = []
-    for node in base.walk(root):
-        if node.type != "call" or node.child_by_field_name("receiver") is not None:
+    for node in calls:
+        if node.child_by_field_name("receiver") is not None:
             continue
         if call_name(node, code) != "render":
             continue
@@ -123,10 +138,10 @@ def _singular_partial(ivar: Node, code: bytes) -> str:
     return f"{name}/{singularize(name)}"
 
 
-def _route_helpers(root: Node, code: bytes) -> list[str]:
+def _route_helpers(identifiers: list[Node], code: bytes) -> list[str]:
     helpers: list[str] = []
-    for node in base.walk(root):
-        if node.type == "identifier" and _ROUTE_HELPER.match(
+    for node in identifiers:
+        if _ROUTE_HELPER.match(
             code[node.start_byte : node.end_byte].decode("utf-8", "replace")
         ):
             name = code[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -135,13 +150,12 @@ def _route_helpers(root: Node, code: bytes) -> list[str]:
     return helpers
 
 
-def _instance_variables(root: Node, code: bytes) -> list[str]:
+def _instance_variables(variables: list[Node], code: bytes) -> list[str]:
     names: list[str] = []
-    for node in base.walk(root):
-        if node.type == "instance_variable":
-            name = code[node.start_byte : node.end_byte].decode("utf-8", "replace")
-            if name not in names:
-                names.append(name)
+    for node in variables:
+        name = code[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        if name not in names:
+            names.append(name)
     return names
 
 
@@ -152,8 +166,9 @@ def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LA
     suffix = _handler_suffix(name)
     template = base.parse("embedded_template", source)
     code, root = ruby_view(source, template.root_node)
+    facts = _fact_nodes(root)
     deps = collect_references(root, code, (), file_path)
-    deps += _render_targets(root, code, view_rel, suffix)
+    deps += _render_targets(facts["call"], code, view_rel, suffix)
     text = source.decode("utf-8", "replace")
     line_end = max(1, text.count("\n") + (0 if text.endswith("\n") or not text else 1))
     metadata: dict[str, object] = {
@@ -161,8 +176,8 @@ def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LA
         "layout": bool(view_rel and view_rel.startswith("layouts/")),
         "view_path": view_rel,
         "format": suffix.split(".")[1] if suffix.count(".") >= 2 else None,
-        "instance_variables": _instance_variables(root, code),
-        "route_helpers": _route_helpers(root, code),
+        "instance_variables": _instance_variables(facts["instance_variable"], code),
+        "route_helpers": _route_helpers(facts["identifier"], code),
     }
     if view_rel and "/" in view_rel:
         metadata["controller_path"] = posixpath.dirname(view_rel)

@@ -207,7 +207,8 @@ class _Extractor:
             elif kind in ("import_statement", "import_from_statement"):
                 self._import(node, owner)
                 continue
-            stack.extend((child, owner) for child in reversed(node.children))
+            # Leaves hold no definition, call or import: only inner nodes go on the stack.
+            stack.extend((child, owner) for child in reversed(node.children) if child.child_count)
         self._implementations_own_their_names()
         self.identifiers = {d.identifier for d in self.drafts}
         units = tuple(self._freeze(d) for d in self.drafts)
