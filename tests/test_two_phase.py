@@ -279,3 +279,50 @@ def _units_of(root: Path, path: str):
     from woods.extract import extract_file
 
     return extract_file(path, (root / path).read_bytes()).units
+
+
+def test_watch_stops_embedding_when_the_tree_changes_again(tmp_path):
+    """--watch: a re-index whose embedding phase sees a newer change stops (its batches kept) and
+    the newer change is indexed next, lexical generation first."""
+    from woods.watch import watch
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    index_repository(root, store, CountingFake, workers=1)
+    runs: list[str] = []
+
+    class EditsWhileEmbedding(CountingFake):
+        def embed_batch(self, texts):
+            if len(runs) == 1:  # the first re-index: a newer edit lands while it embeds
+                (root / "python_pkg" / "ledger" / "late.py").write_text("def late_arrival():\n    return 2\n")
+                time.sleep(0.05)
+            return super().embed_batch(texts)
+
+    outcomes: list[str] = []
+
+    def interruptible(stop):
+        runs.append("run")
+        try:
+            summary = index_repository(root, store, EditsWhileEmbedding, workers=1, should_stop=stop)
+        except EmbeddingCancelled:
+            outcomes.append("stopped")
+            raise
+        outcomes.append("embedded" if summary.embedded else "nothing")
+        return summary
+
+    watcher = __import__("threading").Thread(
+        target=watch, args=(root, lambda: None),
+        kwargs={"max_file_bytes": 1_000_000, "on_change": lambda n: None, "poll_seconds": 0.05,
+                "debounce_seconds": 0.1, "max_cycles": 2, "interruptible": interruptible},
+    )
+    watcher.start()
+    time.sleep(0.5)  # the watcher has taken its first snapshot
+    (root / "python_pkg" / "ledger" / "early.py").write_text(
+        "\n\n".join(f"def early_{i}():\n    return {i}\n" for i in range(3 * EMBED_BATCH)) + "\n")
+    watcher.join(120)
+    assert not watcher.is_alive() and len(runs) == 2
+    assert outcomes == ["stopped", "embedded"]  # the first run gave way to the newer change
+    with IndexStores.open(store) as stores:
+        assert stores.has_vectors
+        names = {r["identifier"] for r in stores.metadata.all_records()}
+        assert "ledger.late.late_arrival" in names and "ledger.early.early_0" in names
