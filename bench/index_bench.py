@@ -377,7 +377,9 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
             "extract_mb_per_second": rate(size / 1e6, extract_seconds),
             "extract_over_parse": round(extract_seconds / parse_seconds, 2) if parse_seconds > 0 else None,
             # The acceptance figure: extraction throughput as a share of bare parsing (≥ 0.5 wanted).
-            "extract_share_of_parse": round(parse_seconds / extract_seconds, 2) if extract_seconds > 0 else None,
+            "extract_share_of_parse": (
+                round(parse_seconds / extract_seconds, 2) if extract_seconds > 0 and parse_seconds > 0 else None
+            ),
             "units": units,
             "warnings": warnings,
             "failed_files": failed,
@@ -438,13 +440,18 @@ def worker_warm(args: argparse.Namespace) -> dict[str, Any]:
                 continue
             by_kind[item["kind"]].append(time.perf_counter() - started)
             strategies[f"{item['kind']}→{result.strategy}"] += 1
+        from woods.retrieval.code_search import CodeSearchConfig
+        from woods.retrieval.query_analysis import analyze
+
+        weights = CodeSearchConfig().lexical_weights
         embedder = query_embedder(stores.manifest.embedder)
         fts: list[float] = []
         faiss: list[float] = []
         embed: list[float] = []
         for item in queries:
             started = time.perf_counter()
-            stores.metadata.fts(item["query"], RAW_QUERY_LIMIT)
+            # The code profile's lexical leg: one FTS5 BM25 query over the code-aware terms.
+            stores.metadata.lexical_search(list(analyze(item["query"]).terms), RAW_QUERY_LIMIT, weights)
             fts.append(time.perf_counter() - started)
             started = time.perf_counter()
             vector = embedder.embed(item["query"])
