@@ -21,7 +21,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,12 +33,16 @@ from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorCache, VectorSource, embedder_description
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
 from woods.store import index as layout
+from woods.store.backend import StoreTarget, target_for
 from woods.store.graph import compute_pagerank, pagerank_percentiles
 from woods.store.identity import assign_keys
 from woods.store.index import IndexStores, ReusableVectors, SchemaMismatchError
 from woods.store.metadata import ChunkRow, FileRow, MetadataWriter
 from woods.units import Unit
 from woods.version import __version__
+
+if TYPE_CHECKING:
+    from woods.store.postgres import PostgresStores
 
 # Texts embedded per model call. Sorting by length first keeps padding waste low.
 EMBED_BATCH = 64
@@ -60,13 +64,13 @@ def crash_test_pause(phase: str) -> None:
         time.sleep(float(os.environ.get("WOODS_TEST_PAUSE_SECONDS", "60")))
 
 
-def open_previous(store_dir: Path, summary: IndexSummary) -> IndexStores | None:
+def open_previous(store: Path | StoreTarget, summary: IndexSummary) -> IndexStores | PostgresStores | None:
     """The published generation to build on; None when there is none yet. An unreadable one is
     a recorded warning (and a full build: nothing can be reused, no purge guard can apply); one of
     another index schema is a full build too, reported as such (its vectors may still be reused,
     see `reusable_vectors`)."""
     try:
-        return IndexStores.open(store_dir)
+        return target_for(store).open_previous()
     except IndexNotFoundError:
         return None
     except SchemaMismatchError as exc:
@@ -88,11 +92,11 @@ def _text_of(prepared: PreparedText) -> str:
     return prepared.text
 
 
-def reusable_vectors(store_dir: Path, summary: IndexSummary) -> ReusableVectors | None:
+def reusable_vectors(store: Path | StoreTarget, summary: IndexSummary) -> ReusableVectors | None:
     """The vectors of a published generation of another index schema, when readable (else None,
     with a warning when something was there but could not be read)."""
     try:
-        return ReusableVectors.open(store_dir)
+        return target_for(store).open_reusable()
     except IndexNotFoundError:
         return None
     except CorruptIndexError as exc:
@@ -110,7 +114,7 @@ def stable_id(unit: Unit) -> str:
 def build_index_from_units(
     units: Sequence[Unit],
     provider: EmbeddingProvider,
-    store_dir: Path,
+    store_dir: Path | StoreTarget,
     *,
     link: bool = False,
     chunk: bool = False,
@@ -136,13 +140,14 @@ def build_index_from_units(
     generation; `reuse_vectors=False` embeds everything.
     """
     progress = progress or SilentProgress()
-    summary = summary or IndexSummary(store_dir=str(store_dir), generation="")
-    store_dir.mkdir(parents=True, exist_ok=True)
-    with layout.StoreLock(store_dir, wait) if lock else contextlib.nullcontext():
-        layout.cleanup(store_dir)
-        opened = open_previous(store_dir, summary) if reuse_vectors and previous is None else None
-        foreign = reusable_vectors(store_dir, summary) if reuse_vectors and previous is None and opened is None else None
-        build = layout.new_build_dir(store_dir)
+    target = target_for(store_dir)
+    summary = summary or IndexSummary(store_dir=target.describe(), generation="")
+    target.prepare()
+    with target.lock(wait) if lock else contextlib.nullcontext():
+        target.cleanup()
+        opened = open_previous(target, summary) if reuse_vectors and previous is None else None
+        foreign = reusable_vectors(target, summary) if reuse_vectors and previous is None and opened is None else None
+        build = target.new_build_dir()
         try:
             cache_source: VectorSource | None = (previous or opened or foreign) if reuse_vectors else None
             generation = write_generation(
@@ -151,8 +156,8 @@ def build_index_from_units(
                 extra_manifest=extra_manifest or {}, extractions=extractions or {},
             )
             started = time.perf_counter()
-            published = layout.publish(store_dir, build)
-            layout.cleanup(store_dir)
+            published = target.publish(build)
+            target.cleanup()
             timed(summary.seconds, "write", started)
         except BaseException:
             shutil.rmtree(build, ignore_errors=True)
@@ -161,7 +166,7 @@ def build_index_from_units(
             for reader in (opened, foreign):
                 if reader is not None:
                     reader.close()
-    summary.generation = published.name
+    summary.generation = published
     del generation
     return summary
 

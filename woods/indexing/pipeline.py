@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from woods.discovery import discover
 from woods.embedding.provider import EmbeddingProvider
@@ -27,11 +28,14 @@ from woods.indexing.generation import (
 from woods.indexing.parse import PARALLEL_PARSE_MIN_FILES, cache_lookup, extract_files
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorSource, embedder_description
-from woods.store import index as layout
+from woods.store.backend import StoreTarget, target_for
 from woods.store.index import IndexStores
 from woods.store.metadata import FileRow
 from woods.units import Unit
 from woods.version import __version__
+
+if TYPE_CHECKING:
+    from woods.store.postgres import PostgresStores
 
 
 def go_module_aliases(root: Path, go_mod_paths: Sequence[str]) -> dict[str, str]:
@@ -60,7 +64,7 @@ PURGE_GUARD_SHARE = 0.30
 
 def index_repository(
     root: Path,
-    store_dir: Path,
+    store_dir: Path | StoreTarget,
     provider_factory: Callable[[], EmbeddingProvider],
     *,
     max_file_bytes: int = 1_000_000,
@@ -71,7 +75,8 @@ def index_repository(
     workers: int = 1,
     parallel_min_files: int = PARALLEL_PARSE_MIN_FILES,
 ) -> IndexSummary:
-    """Index the repository at `root` into `store_dir` and publish it.
+    """Index the repository at `root` into `store_dir` (a `.woods` directory, or a `StoreTarget`
+    such as a PostgreSQL repository) and publish it.
 
     `workers > 1` parses large repositories in a process pool (`parse_workers()` picks a count for
     the machine). The pool's workers re-import the calling program's main module, so a script
@@ -87,13 +92,15 @@ def index_repository(
     if not root.is_dir():
         raise InputError(f"not a directory: {root}; pass a repository directory")
     progress = progress or SilentProgress()
-    summary = IndexSummary(store_dir=str(store_dir), generation="", full=full)
+    target = target_for(store_dir)
+    summary = IndexSummary(store_dir=target.describe(), generation="", full=full)
+    target.prepare()
     # The lock covers the whole run: a second indexer waits instead of parsing and embedding in vain.
-    with layout.StoreLock(store_dir, wait):
-        layout.cleanup(store_dir)
-        previous = None if full else open_previous(store_dir, summary)
+    with target.lock(wait):
+        target.cleanup()
+        previous = None if full else open_previous(target, summary)
         try:
-            return _index_locked(root, store_dir, provider_factory, max_file_bytes, progress, summary,
+            return _index_locked(root, target, provider_factory, max_file_bytes, progress, summary,
                                  previous, allow_purge, workers, parallel_min_files, full)
         finally:
             if previous is not None:
@@ -101,7 +108,7 @@ def index_repository(
 
 
 def _up_to_date(
-    previous: IndexStores,
+    previous: IndexStores | PostgresStores,
     rows: Sequence[FileRow],
     summary: IndexSummary,
     provider: EmbeddingProvider,
@@ -130,12 +137,12 @@ def _up_to_date(
 
 def _index_locked(
     root: Path,
-    store_dir: Path,
+    store_dir: StoreTarget,
     provider_factory: Callable[[], EmbeddingProvider],
     max_file_bytes: int,
     progress: Progress,
     summary: IndexSummary,
-    previous: IndexStores | None,
+    previous: IndexStores | PostgresStores | None,
     allow_purge: bool,
     workers: int,
     parallel_min_files: int,
@@ -217,7 +224,7 @@ def _index_locked(
 def _build(
     units: list[Unit],
     provider: EmbeddingProvider,
-    store_dir: Path,
+    store_dir: StoreTarget,
     root: Path,
     rows: list[FileRow],
     summary: IndexSummary,
