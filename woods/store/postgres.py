@@ -102,6 +102,10 @@ class GenerationRef:
     repo: str
     id: int
 
+    def __fspath__(self) -> str:
+        """A unique key for per-generation caches (resolve's name index), like a generation path."""
+        return f"postgres:{self.repo}:{self.id}:{self.name}"
+
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -155,13 +159,13 @@ class PostgresMetadataStore:
     """
 
     def __init__(self, conn: Any, parts: Sequence[Part]) -> None:
-        self._conn = conn
+        self._db = conn  # not `_conn`: callers duck-type SQLite stores by that name
         self.parts = tuple(parts)
         self._by_repo = {p.repo: p for p in self.parts}
         self.combined = len(self.parts) > 1
 
     def close(self) -> None:
-        self._conn.close()
+        self._db.close()
 
     # -- keys ------------------------------------------------------------------------------
     def _split(self, key: str) -> tuple[Part, str] | None:
@@ -184,7 +188,7 @@ class PostgresMetadataStore:
         return None if split is None else split[0].repo
 
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
-        return list(self._conn.execute(sql, params).fetchall())
+        return list(self._db.execute(sql, params).fetchall())
 
     def _record(self, part: Part, key: str, data: str) -> Record:
         record: Record = json.loads(data)
@@ -429,6 +433,17 @@ class PostgresMetadataStore:
             part.outer(str(r[0])) for part in self.parts for r in self._rows(f"SELECT key FROM {part.t('units')} ORDER BY rowid")
         ]
 
+    def name_rows(self) -> list[tuple[str, str, str, str, int, int, str | None]]:
+        """(key, identifier, type, file_path, line_start, line_end, parent) of every unit in row
+        order: what resolve's name index is built from (no record JSON decoded)."""
+        return [
+            (part.outer(r[0]), r[1], r[2], r[3], int(r[4]), int(r[5]), r[6])
+            for part in self.parts
+            for r in self._rows(
+                f"SELECT key, identifier, type, file_path, line_start, line_end, parent FROM {part.t('units')} ORDER BY rowid"
+            )
+        ]
+
     def all_records(self) -> list[Record]:
         return [
             self._record(part, k, d)
@@ -645,7 +660,7 @@ class PostgresVectorStore:
 
     def __init__(self, metadata: PostgresMetadataStore, exact: bool = False) -> None:
         self._meta = metadata
-        self._conn = metadata._conn
+        self._db = metadata._db
         self.exact = exact
         dims = {p.manifest.dimension for p in metadata.parts}
         if len(dims) != 1:
@@ -692,7 +707,7 @@ class PostgresVectorStore:
         fetch = limit + TIE_MARGIN
         columns = "c.embedding_id, c.unit_key, u.identifier, u.type, u.file_path, c.embedding"
         params: dict[str, Any] = {"q": query, "fetch": fetch}
-        with self._conn.transaction(), self._conn.cursor(binary=True) as cursor:
+        with self._db.transaction(), self._db.cursor(binary=True) as cursor:
             if types or keys or self.exact or not part.hnsw:
                 conditions = []
                 if types:
@@ -718,7 +733,11 @@ class PostgresVectorStore:
             rows = cursor.fetchall()
         if not rows:
             return []
-        scores = rescore(np.stack([r[5] for r in rows]), query)
+        matrix = np.stack([r[5] for r in rows])
+        # Unfiltered: FAISS's kernel, the local scores bit for bit. Filtered: FaissVectorStore
+        # multiplies the whole eligible matrix with numpy, whose rounding depends on the matrix
+        # shape; the candidates' product agrees to ~1e-7 and in order (docs/postgres.md).
+        scores = matrix @ query if (types or keys) else rescore(matrix, query)
         hits = [self._hit(part, r, float(score)) for r, score in zip(rows, scores, strict=True)]
         hits.sort(key=lambda h: (-h.score, h.embedding_id))
         return hits[:limit]
@@ -741,7 +760,7 @@ class PostgresVectorStore:
         found: dict[int, np.ndarray] = {}
         for part, local in wanted.values():
             for start in range(0, len(local), BATCH):
-                with self._conn.cursor(binary=True) as cursor:
+                with self._db.cursor(binary=True) as cursor:
                     cursor.execute(
                         f"SELECT vector_id, embedding FROM {part.t('chunks')} WHERE vector_id = ANY(%s)",
                         (local[start : start + BATCH],),
