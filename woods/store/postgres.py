@@ -719,7 +719,9 @@ class PostgresVectorStore:
                 where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
                 cursor.execute(
                     f"SELECT {columns} FROM {part.t('chunks')} c JOIN {part.t('units')} u ON u.key = c.unit_key{where} "
-                    "ORDER BY c.embedding <#> %(q)b, c.embedding_id LIMIT %(fetch)s",
+                    # `+ 0`: an expression the HNSW index cannot serve, so the planner never answers an
+                    # exact search from the approximate index (with an incremental sort on top).
+                    "ORDER BY (c.embedding <#> %(q)b) + 0, c.embedding_id LIMIT %(fetch)s",
                     params,
                 )
             else:
