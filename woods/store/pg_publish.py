@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
 import tempfile
 import time
 import uuid
@@ -145,6 +146,16 @@ CREATE INDEX ON {p}terms (term);
 """
 
 _GENERATION_TABLE_NAMES = ("files", "extractions", "units", "chunks", "edges", "terms")
+
+
+def _crash_test_pause(phase: str) -> None:
+    """Crash tests set WOODS_TEST_PAUSE=publish to stop a publish inside its transaction (rows
+    copied, pointer not moved) and kill the process there (the indexing side's
+    `crash_test_pause`, which the store layer may not import)."""
+    if os.environ.get("WOODS_TEST_PAUSE") == phase:
+        sys.stderr.write(f"woods-test-paused:{phase}\n")
+        sys.stderr.flush()
+        time.sleep(float(os.environ.get("WOODS_TEST_PAUSE_SECONDS", "60")))
 
 
 def ensure_schema(conn: Any, url: str) -> None:
@@ -340,6 +351,7 @@ def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
             prefix = table(gen, "")
             conn.execute(_GENERATION_TABLES.format(p=prefix, dim=dimension))
             stats = _copy_generation(conn, source, build, gen, dimension, oid)
+            _crash_test_pause("publish")
             conn.execute(_GENERATION_INDEXES.format(p=prefix))
             hnsw = stats["chunks"] > EXACT_SEARCH_MAX_CHUNKS
             if hnsw:
