@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy as np
 
 from woods.errors import WoodsError
-from woods.paths import BENCHMARK, COMPAT, DOCS, EXAMPLE, FIXTURE, GENERATED, MIGRATION, TEST, VENDORED
+from woods.paths import BENCHMARK, COMPAT, DOCS, EXAMPLE, FIXTURE, GENERATED, HIDDEN, MIGRATION, TEST, VENDORED
 from woods.retrieval.query_analysis import NATURAL, PATH, QueryAnalysis, analyze
 from woods.retrieval.signals import (
     CALLABLES,
@@ -100,7 +100,7 @@ class CodeSearchConfig:
     role_factors: Mapping[str, float] = field(
         default_factory=lambda: {
             TEST: 0.3, EXAMPLE: 0.3, FIXTURE: 0.3, VENDORED: 0.3, GENERATED: 0.5,
-            COMPAT: 0.5, BENCHMARK: 0.4, DOCS: 0.6, MIGRATION: 0.5,
+            COMPAT: 0.5, BENCHMARK: 0.4, DOCS: 0.6, MIGRATION: 0.5, HIDDEN: 0.5,
         }
     )
     # Documentation and configuration units for questions about code (and its inverse for
