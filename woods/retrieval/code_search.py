@@ -23,7 +23,18 @@ from typing import Protocol
 import numpy as np
 
 from woods.errors import WoodsError
-from woods.paths import BENCHMARK, COMPAT, DOCS, EXAMPLE, FIXTURE, GENERATED, HIDDEN, MIGRATION, TEST, VENDORED
+from woods.paths import (
+    BENCHMARK,
+    COMPAT,
+    DOCS,
+    EXAMPLE,
+    FIXTURE,
+    GENERATED,
+    HIDDEN,
+    MIGRATION,
+    TEST,
+    VENDORED,
+)
 from woods.retrieval.query_analysis import NATURAL, PATH, QueryAnalysis, analyze
 from woods.retrieval.signals import (
     CALLABLES,
