@@ -277,7 +277,8 @@ def test_the_interfaces_advertise_the_same_bounds_and_defaults() -> None:
     ]
     for (command, option), (tool, argument), default, maximum in pairs:
         param = _cli_option(command, option)
-        assert (param.min, param.max) == (1, maximum), (command, option)
+        bounds = param.type  # click's IntRange carries the option's bounds
+        assert (bounds.min, bounds.max) == (1, maximum), (command, option)
         assert (schema[tool][argument]["minimum"], schema[tool][argument]["maximum"]) == (1, maximum), tool
         if default is not None:
             assert param.default == default == schema[tool][argument]["default"], (command, option)
