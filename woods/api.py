@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         SourceAttribution,
         TypeRankEntry,
     )
+    from woods.retrieval.code_search import CodeSearchConfig
     from woods.retrieval.executor import Embedder
     from woods.retrieval.retriever import Retriever
     from woods.store.base import Record
@@ -641,9 +642,15 @@ class _Generation:
     """One open generation and the warm state built on it; closed when retired and unused."""
 
     def __init__(
-        self, stores: IndexStores | PostgresStores, embedder_factory: Callable[[], Embedder], mode: str, profile: str
+        self,
+        stores: IndexStores | PostgresStores,
+        embedder_factory: Callable[[], Embedder],
+        mode: str,
+        profile: str,
+        ranking: CodeSearchConfig | None = None,
     ) -> None:
         self.stores = stores
+        self.ranking = ranking
         self.embedder_factory = embedder_factory
         self.mode = mode
         self.users = 0
@@ -663,7 +670,9 @@ class _Generation:
             if retriever is None:
                 from woods.retrieval.retriever import Retriever
 
-                retriever = Retriever(self.stores, self.embedder_factory, mode=mode, profile=profile)
+                retriever = Retriever(
+                    self.stores, self.embedder_factory, mode=mode, profile=profile, code_config=self.ranking
+                )
                 self._retrievers[(mode, profile)] = retriever
             return retriever
 
@@ -810,7 +819,9 @@ class Index:
     `mode` is the default retrieval mode of `search` (semantic or lexical); `profile` the default
     ranking profile (`code`, woods' code search; `ruby`, the Ruby gem woods 2.0's pipeline);
     `exact` makes a PostgreSQL store's vector searches exact scans (HNSW otherwise, above
-    `woods.store.postgres.EXACT_SEARCH_MAX_CHUNKS` chunks).
+    `woods.store.postgres.EXACT_SEARCH_MAX_CHUNKS` chunks). `ranking` overrides the code profile's
+    weights (`woods.retrieval.code_search.CodeSearchConfig`; for measuring a change, see
+    bench/semble_eval.py) — the defaults are the measured ones.
     """
 
     def __init__(
@@ -821,6 +832,7 @@ class Index:
         profile: str = DEFAULT_PROFILE,
         repo: str | None = None,
         exact: bool = False,
+        ranking: CodeSearchConfig | None = None,
     ) -> None:
         from woods.store.backend import is_server_url
 
@@ -829,6 +841,7 @@ class Index:
         self.exact = exact
         self.mode = mode
         self.profile = profile
+        self.ranking = ranking
         self._lock = threading.Lock()  # guards _current, users counts and the embedder cache
         self._update_lock = threading.Lock()  # one update at a time per handle
         self._embedders: dict[tuple[object, ...], _CachingEmbedder] = {}
@@ -845,6 +858,7 @@ class Index:
         profile: str = DEFAULT_PROFILE,
         repo: str | None = None,
         exact: bool = False,
+        ranking: CodeSearchConfig | None = None,
     ) -> Index:
         """Open the index of repository `path` (default: cwd), or the index directory or
         PostgreSQL URL `store` (`repo` picks one repository of a PostgreSQL store)."""
@@ -857,9 +871,9 @@ class Index:
         if root is not None and not root.exists():
             raise InputError(f"path not found: {root}")
         if is_server_url(store):
-            return cls(str(store), mode=mode, profile=profile, repo=repo, exact=exact)
+            return cls(str(store), mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
         location = store_dir_for(root, Path(store) if store is not None else None)
-        return cls(location, mode=mode, profile=profile, repo=repo, exact=exact)
+        return cls(location, mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
 
     # -- lifecycle -------------------------------------------------------------------------
     def _open_generation(self) -> _Generation:
@@ -868,7 +882,7 @@ class Index:
         stores = open_stores(self.store_dir, self.repo, exact=self.exact)
         description = dict(stores.manifest.embedder)
         try:
-            return _Generation(stores, lambda: self._embedder_for(description), self.mode, self.profile)
+            return _Generation(stores, lambda: self._embedder_for(description), self.mode, self.profile, self.ranking)
         except BaseException:
             stores.close()
             raise
