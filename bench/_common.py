@@ -198,3 +198,30 @@ def emit_report(result: Any, table: str, out: Path | None, as_json: bool) -> Non
         sys.stdout.write(text)
     else:
         sys.stdout.write(table + "\n")
+
+
+def code_search_config(pairs: Sequence[str]) -> Any:
+    """A `CodeSearchConfig` with `field=value` changes (tuples as `a,b,c`, mappings as `k:v,k:v`)."""
+    import dataclasses
+
+    from woods.retrieval.code_search import CodeSearchConfig
+
+    config = CodeSearchConfig()
+    changes: dict[str, Any] = {}
+    fields = {f.name: f for f in dataclasses.fields(CodeSearchConfig)}
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        if key not in fields:
+            raise SystemExit(f"unknown config field {key!r} (fields: {', '.join(sorted(fields))})")
+        current = getattr(config, key)
+        if isinstance(current, tuple):
+            changes[key] = tuple(float(x) for x in raw.split(","))
+        elif isinstance(current, str):
+            changes[key] = raw
+        elif isinstance(current, int) and not isinstance(current, bool):
+            changes[key] = int(raw)
+        elif isinstance(current, dict) or hasattr(current, "items"):
+            changes[key] = {**current, **{k: float(v) for k, v in (kv.split(":") for kv in raw.split(","))}}
+        else:
+            changes[key] = float(raw)
+    return dataclasses.replace(config, **changes)

@@ -47,7 +47,7 @@ for _path in (str(BENCH_DIR), str(REPO_ROOT)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from _common import format_table, write_json  # noqa: E402
+from _common import code_search_config, format_table, write_json  # noqa: E402
 
 DEFAULT_REDMINE = Path("/tmp/redmine/root/usr/share/redmine")
 DEFAULT_STORE = Path("/tmp/redmine-eval-store")
@@ -533,6 +533,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"Default: {' '.join(DEFAULT_CONFIGS)}",
     )
     parser.add_argument("--limit", type=int, default=TOP_K, help="units asked per question (default 10)")
+    parser.add_argument("--ranking", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a code-search weight (woods.retrieval.code_search.CodeSearchConfig; repeatable)")
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the full results as JSON here")
     parser.add_argument(
         "--misses", type=int, default=0, metavar="N", help="print the N worst questions per config"
@@ -565,7 +567,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         from woods.api import Index
 
-        with Index.open(store=args.store / "index") as index:
+        ranking = code_search_config(args.ranking) if args.ranking else None
+        with Index.open(store=args.store / "index", ranking=ranking) as index:
             problems = missing_gold_units(questions, unit_checker(index))
             if problems:
                 raise BenchInputError(one_line(str(args.questions), problems))

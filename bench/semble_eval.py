@@ -30,7 +30,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+BENCH_DIR = Path(__file__).resolve().parent
+REPO = BENCH_DIR.parent
+for _path in (str(BENCH_DIR), str(REPO)):  # run from a checkout: woods need not be installed
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+from _common import code_search_config  # noqa: E402
+
 # The harness beside the checkout (`../shared/semble-dev`); WOODS_SEMBLE_DEV names another place
 # (a git worktree of the checkout lives one level deeper).
 SHARED = Path(os.environ.get("WOODS_SEMBLE_DEV") or REPO.parent / "shared" / "semble-dev")
@@ -100,30 +107,6 @@ def _provider(name: str) -> Any:
     return OnnxMiniLMProvider(precision="fp32" if name == "onnx-fp32" else "int8")
 
 
-def _configure(pairs: list[str]) -> Any:
-    from woods.retrieval.code_search import CodeSearchConfig
-
-    config = CodeSearchConfig()
-    changes: dict[str, Any] = {}
-    fields = {f.name: f for f in dataclasses.fields(CodeSearchConfig)}
-    for pair in pairs:
-        key, _, raw = pair.partition("=")
-        if key not in fields:
-            raise SystemExit(f"unknown config field {key!r} (fields: {', '.join(sorted(fields))})")
-        current = getattr(config, key)
-        if isinstance(current, tuple):
-            changes[key] = tuple(float(x) for x in raw.split(","))
-        elif isinstance(current, str):
-            changes[key] = raw
-        elif isinstance(current, int) and not isinstance(current, bool):
-            changes[key] = int(raw)
-        elif isinstance(current, dict) or hasattr(current, "items"):
-            changes[key] = {**current, **{k: float(v) for k, v in (kv.split(":") for kv in raw.split(","))}}
-        else:
-            changes[key] = float(raw)
-    return dataclasses.replace(config, **changes)
-
-
 def score(args: argparse.Namespace, mode: str, config: Any) -> dict[str, Any]:
     from woods.embedding.select import query_embedder
     from woods.retrieval.code_search import CodeSearch
@@ -179,7 +162,7 @@ def print_report(report: dict[str, Any], verbose: bool) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> None:
-    report = score(args, args.mode, _configure(args.config))
+    report = score(args, args.mode, code_search_config(args.config))
     print_report(report, args.verbose)
     if args.misses:
         for repo in report["repos"]:
@@ -191,7 +174,7 @@ def cmd_score(args: argparse.Namespace) -> None:
 
 
 def cmd_ablate(args: argparse.Namespace) -> None:
-    config = _configure(args.config)
+    config = code_search_config(args.config)
     for mode in ("lexical", "vector", "hybrid"):
         print_report(score(args, mode, config), args.verbose)
 

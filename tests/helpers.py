@@ -139,3 +139,30 @@ def build_repo(root: Path, files: Mapping[str, str] = SAMPLE_REPO) -> Path:
     write_files(root, files)
     build_index(root, provider_factory=FakeEmbeddingProvider, workers=1)
     return root
+
+
+class Location:
+    """Where an interface test reads its index: a repository's `.woods` directory (backend
+    "local") or one repository of a PostgreSQL store (backend "postgres"). `args` are the CLI
+    flags that select it, `store` what `woods.Index` / the MCP server take, `repo` the collection."""
+
+    def __init__(self, backend: str, root: Path, store: str | Path, repo: str | None = None) -> None:
+        self.backend = backend
+        self.root = root
+        self.store = store
+        self.repo = repo
+
+    @property
+    def args(self) -> list[str]:
+        if self.backend == "local":
+            return ["--path", str(self.root)]
+        return ["--store", str(self.store), *(["--repo", self.repo] if self.repo else [])]
+
+    def __fspath__(self) -> str:  # the repository root, so `root / "x"`-style helpers keep working
+        return str(self.root)
+
+    def __truediv__(self, other: str) -> Path:
+        return self.root / other
+
+    def __str__(self) -> str:
+        return str(self.root)

@@ -4,18 +4,22 @@ structure, evaluate and search options — exit codes and JSON shapes as docs/cl
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.helpers import CliResult, copy_fixture, index_with_fake, run_cli
+from tests.helpers import CliResult, Location, copy_fixture, index_with_fake, run_cli
 
 
-@pytest.fixture(scope="module")
-def rails(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=["local", "postgres"])
+def rails(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Location:
+    """The fixture indexed into its `.woods` directory, or into a PostgreSQL store (both backends)."""
     root = copy_fixture("rails_app", tmp_path_factory.mktemp("cmds"))
-    index_with_fake(root, "--json")
-    return root
+    if request.param == "local":
+        index_with_fake(root, "--json")
+        return Location("local", root, root / ".woods")
+    url = request.getfixturevalue("pg_database")()
+    index_with_fake(root, "--store", url, "--json")
+    return Location("postgres", root, url, "rails_app")
 
 
 def _json(result: CliResult, code: int = 0) -> dict:
@@ -25,12 +29,21 @@ def _json(result: CliResult, code: int = 0) -> dict:
     return payload
 
 
-def _files(root: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() for p in sorted((root / ".woods").rglob("*")) if p.is_file()}
+def _files(where: Location) -> object:
+    """Every byte of a `.woods` directory, or a PostgreSQL store's tables and row-change counters."""
+    if where.backend == "local":
+        return {str(p): p.read_bytes() for p in sorted((where.root / ".woods").rglob("*")) if p.is_file()}
+    import psycopg
+
+    with psycopg.connect(str(where.store)) as conn:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        return conn.execute(
+            "SELECT relname, n_tup_ins, n_tup_upd, n_tup_del FROM pg_stat_user_tables ORDER BY relname"
+        ).fetchall()
 
 
 def test_resolve_exact_identifier_exit_0(rails):
-    result = run_cli("resolve", "Billing::Invoice#charge", "--path", str(rails), "--json")
+    result = run_cli("resolve", "Billing::Invoice#charge", *rails.args, "--json")
     assert result.code == 0, result.stderr
     payload = _json(result)
     assert payload["status"] == "resolved" and payload["identifier"] == "Billing::Invoice#charge"
@@ -38,31 +51,31 @@ def test_resolve_exact_identifier_exit_0(rails):
 
 
 def test_resolve_ambiguous_is_exit_3_with_candidates_and_a_hint(rails):
-    result = run_cli("resolve", "show", "--path", str(rails))
+    result = run_cli("resolve", "show", *rails.args)
     assert result.code == 3
     assert "1." in result.stdout and "2." in result.stdout and "--type" in result.stdout
-    payload = _json(run_cli("resolve", "show", "--path", str(rails), "--json"), 3)
+    payload = _json(run_cli("resolve", "show", *rails.args, "--json"), 3)
     assert payload["status"] == "ambiguous" and len(payload["candidates"]) >= 2
 
 
 def test_resolve_input_from_stdin_equals_the_argument_form(rails):
-    by_arg = run_cli("resolve", "Billing::Invoice", "--path", str(rails), "--json")
-    by_stdin = run_cli("resolve", "--input", "-", "--path", str(rails), "--json",
+    by_arg = run_cli("resolve", "Billing::Invoice", *rails.args, "--json")
+    by_stdin = run_cli("resolve", "--input", "-", *rails.args, "--json",
                        input_text=json.dumps({"ref": "Billing::Invoice"}))
     assert by_arg.code == by_stdin.code == 0
     assert by_arg.stdout == by_stdin.stdout
 
 
 def test_resolve_bad_input_is_exit_2(rails):
-    assert run_cli("resolve", "   ", "--path", str(rails)).code == 2
-    bad_json = run_cli("resolve", "--input", "-", "--path", str(rails), input_text="{not json")
+    assert run_cli("resolve", "   ", *rails.args).code == 2
+    bad_json = run_cli("resolve", "--input", "-", *rails.args, input_text="{not json")
     assert bad_json.code == 2 and "JSON" in bad_json.stderr
-    assert run_cli("resolve", "x", "--input", "-", "--path", str(rails), input_text="{}").code == 2
-    assert run_cli("resolve", "Invoice", "--type", "no_such_type", "--path", str(rails)).code == 2
+    assert run_cli("resolve", "x", "--input", "-", *rails.args, input_text="{}").code == 2
+    assert run_cli("resolve", "Invoice", "--type", "no_such_type", *rails.args).code == 2
 
 
 def test_resolve_passthrough_miss_is_not_found_exit_3(rails):
-    result = run_cli("resolve", "app/models/nothing_here.rb:3", "--path", str(rails), "--json")
+    result = run_cli("resolve", "app/models/nothing_here.rb:3", *rails.args, "--json")
     assert _json(result, 3)["status"] == "not_found"
 
 
@@ -72,49 +85,49 @@ def test_reading_commands_leave_the_index_byte_identical(rails):
                        (["deps", "User"], 0), (["dependents", "User"], 0), (["dependents", "ApplicationRecord"], 0),
                        (["structure", "--detail", "full"], 0), (["search", "invoice total"], 0),
                        (["search", "invoice", "--mode", "lexical"], 0), (["status"], 0)):
-        run_cli(*args, "--path", str(rails), expect=code)
+        run_cli(*args, *rails.args, expect=code)
     assert _files(rails) == before
 
 
 def test_lookup_found_and_unknown(rails):
-    payload = _json(run_cli("lookup", "Billing::Invoice", "--path", str(rails), "--json"))
+    payload = _json(run_cli("lookup", "Billing::Invoice", *rails.args, "--json"))
     (unit,) = payload["units"]
     assert unit["type"] == "model" and unit["metadata"]["associations"]
     assert "source_code" in unit
     assert unit["id"] == unit["key"] == "Billing::Invoice"  # `id`: the schema-1 name, kept
-    no_source = _json(run_cli("lookup", "Billing::Invoice", "--no-source", "--path", str(rails), "--json"))
+    no_source = _json(run_cli("lookup", "Billing::Invoice", "--no-source", *rails.args, "--json"))
     assert "source_code" not in no_source["units"][0]
-    missing = run_cli("lookup", "Nope::Nothing", "--path", str(rails))
+    missing = run_cli("lookup", "Nope::Nothing", *rails.args)
     assert missing.code == 3 and "woods resolve" in missing.stderr
 
 
 def test_deps_and_dependents_follow_edges_with_via(rails):
-    deps = _json(run_cli("deps", "Billing::Invoice", "--path", str(rails), "--json"))
+    deps = _json(run_cli("deps", "Billing::Invoice", *rails.args, "--json"))
     assert {"identifier": "ApplicationRecord", "via": "superclass"}.items() <= next(
         r for r in deps["results"] if r["identifier"] == "ApplicationRecord").items()
     assert all(r["depth"] == 1 for r in deps["results"])
     # schema-1 names, kept beside the new ones
     assert all(r["distance"] == r["depth"] and r["in_index"] == r["indexed"] for r in deps["results"])
-    deeper = _json(run_cli("deps", "Billing::Invoice", "--depth", "2", "--path", str(rails), "--json"))
+    deeper = _json(run_cli("deps", "Billing::Invoice", "--depth", "2", *rails.args, "--json"))
     assert any(r["depth"] == 2 for r in deeper["results"])
-    only = _json(run_cli("deps", "Billing::Invoice", "--via", "superclass", "--path", str(rails), "--json"))
+    only = _json(run_cli("deps", "Billing::Invoice", "--via", "superclass", *rails.args, "--json"))
     assert [r["identifier"] for r in only["results"]] == ["ApplicationRecord"]
-    dependents = _json(run_cli("dependents", "Billing::Invoice", "--path", str(rails), "--json"))
+    dependents = _json(run_cli("dependents", "Billing::Invoice", *rails.args, "--json"))
     assert "Billing::Payment" in {r["identifier"] for r in dependents["results"]}
-    assert run_cli("deps", "Nope", "--path", str(rails)).code == 3
-    missing = _json(run_cli("dependents", "Nope", "--path", str(rails), "--json"), 3)
+    assert run_cli("deps", "Nope", *rails.args).code == 3
+    missing = _json(run_cli("dependents", "Nope", *rails.args, "--json"), 3)
     assert missing["status"] == "not_found"
 
 
 def test_a_graph_node_that_is_not_a_unit_answers_like_the_api(rails):
     """ApplicationRecord is a superclass the fixture refers to; `dependents` walks it as a graph node."""
-    payload = _json(run_cli("dependents", "ActiveRecord::Base", "--path", str(rails), "--json"))
+    payload = _json(run_cli("dependents", "ActiveRecord::Base", *rails.args, "--json"))
     assert payload["identifier"] == "ActiveRecord::Base" and payload["results"]
     assert "ApplicationRecord" in {r["identifier"] for r in payload["results"]}
 
 
 def test_structure_json_shape(rails):
-    payload = _json(run_cli("structure", "--path", str(rails), "--json", "--top", "5"))
+    payload = _json(run_cli("structure", *rails.args, "--json", "--top", "5"))
     assert payload["units_by_type"]["model"] >= 5 and payload["units_by_type"]["route"] >= 10
     assert payload["edges_by_via"]["superclass"] >= 5
     assert payload["files_by_language"]["ruby"] >= 20
@@ -122,38 +135,38 @@ def test_structure_json_shape(rails):
     assert len(top) == 5 and set(top[0]) == {"identifier", "type", "score"}
     assert [r["score"] for r in top] == sorted((r["score"] for r in top), reverse=True)
     assert "files" not in payload
-    full = _json(run_cli("structure", "--path", str(rails), "--json", "--detail", "full"))
+    full = _json(run_cli("structure", *rails.args, "--json", "--detail", "full"))
     assert len(full["files"]) == sum(full["files_by_language"].values())
 
 
 def test_search_options_type_exclude_budget_context_mode_prefix(rails):
-    typed = _json(run_cli("search", "invoice", "--type", "model", "--path", str(rails), "--json"))
+    typed = _json(run_cli("search", "invoice", "--type", "model", *rails.args, "--json"))
     assert typed["results"] and {r["type"] for r in typed["results"]} == {"model"}
-    excluded = _json(run_cli("search", "invoice", "--exclude-type", "method", "--path", str(rails), "--json"))
+    excluded = _json(run_cli("search", "invoice", "--exclude-type", "method", *rails.args, "--json"))
     assert "method" not in {r["type"] for r in excluded["results"]}
-    context = _json(run_cli("search", "invoice", "--budget", "300", "--context", "--path", str(rails), "--json"))
+    context = _json(run_cli("search", "invoice", "--budget", "300", "--context", *rails.args, "--json"))
     assert context["context"] and context["tokens_used"] <= 300
-    lexical = _json(run_cli("search", "invoice", "--mode", "lexical", "--path", str(rails), "--json"))
+    lexical = _json(run_cli("search", "invoice", "--mode", "lexical", *rails.args, "--json"))
     assert lexical["strategy"] == "lexical" and lexical["results"]
-    scoped = _json(run_cli("search", "invoice", "--path-prefix", "app/jobs", "--path", str(rails), "--json"))
+    scoped = _json(run_cli("search", "invoice", "--path-prefix", "app/jobs", *rails.args, "--json"))
     assert scoped["results"] and all(r["file_path"].startswith("app/jobs/") for r in scoped["results"])
-    forced = _json(run_cli("search", "invoice", "--strategy", "graph", "--path", str(rails), "--json"))
+    forced = _json(run_cli("search", "invoice", "--strategy", "graph", *rails.args, "--json"))
     assert forced["strategy"] == "graph"
 
 
 def test_search_bad_type_and_scope_are_exit_2(rails):
-    result = run_cli("search", "invoice", "--type", "not_a_type", "--path", str(rails))
+    result = run_cli("search", "invoice", "--type", "not_a_type", *rails.args)
     assert result.code == 2 and "not_a_type" in result.stderr
-    result = run_cli("search", "invoice", "--path-prefix", "../outside", "--path", str(rails))
+    result = run_cli("search", "invoice", "--path-prefix", "../outside", *rails.args)
     assert result.code == 2 and "Traceback" not in result.stderr
-    result = run_cli("search", "invoice", "--budget", "200001", "--path", str(rails))
+    result = run_cli("search", "invoice", "--budget", "200001", *rails.args)
     assert result.code == 2 and "--budget" in result.stderr
 
 
 def test_evaluate_bad_input_is_exit_2(rails, tmp_path):
-    assert run_cli("evaluate", str(tmp_path / "missing.json"), "--path", str(rails)).code == 2
+    assert run_cli("evaluate", str(tmp_path / "missing.json"), *rails.args).code == 2
     queryset = tmp_path / "q.json"
     queryset.write_text(json.dumps({"queries": [{"query": "invoice", "expected_units": ["Billing::Invoice"]}]}))
     assert run_cli("evaluate", str(queryset), "--corpus", str(queryset)).code == 2  # --vectors missing
-    report = run_cli("evaluate", str(queryset), "--path", str(rails), "--json", expect=0).json()
+    report = run_cli("evaluate", str(queryset), *rails.args, "--json", expect=0).json()
     assert report["queries"][0]["retrieved"] and "aggregates" in report

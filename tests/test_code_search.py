@@ -238,3 +238,31 @@ def test_signal_arithmetic():
     assert path_word_match("lib/router.js", frozenset({"router", "routes"})) == 1.0  # word forms share a stem
     assert diversify([("a1", "a", 1.0), ("a2", "a", 0.9), ("b1", "b", 0.8)], 0.5) == [
         ("a1", 1.0), ("b1", 0.8), ("a2", 0.45)]
+
+
+def test_a_question_about_behaviour_gets_the_method_before_its_class(tmp_path):
+    source = (
+        "class Ledger:\n"
+        '    """A ledger: posted entries, and how a posted entry is reversed."""\n'
+        "\n"
+        "    def post(self, entry):\n"
+        "        self.entries.append(entry)\n"
+        "\n"
+        "    def reverse_entry(self, entry):\n"
+        "        return self.post(entry.opposite())\n"
+    )
+    lines = source.splitlines()
+    container = Unit("ledger.Ledger", "class", "python", "ledger.py", 1, 8, source,
+                     docstring="A ledger: posted entries, and how a posted entry is reversed.")
+    method = Unit("ledger.Ledger.reverse_entry", "method", "python", "ledger.py", 7, 8, "\n".join(lines[6:8]) + "\n",
+                  parent="ledger.Ledger")
+    other = Unit("ledger.Ledger.post", "method", "python", "ledger.py", 4, 5, "\n".join(lines[3:5]) + "\n",
+                 parent="ledger.Ledger")
+    stores = open_index(tmp_path, [container, other, method])
+    question = "how is a posted entry reversed"
+    assert [u.summary.identifier for u in engine(stores).search(question).units[:2]] == [
+        "ledger.Ledger.reverse_entry", "ledger.Ledger"]
+    # without the signal the class, whose docstring says it all, leads: same file, other unit
+    off = engine(stores, CodeSearchConfig(member_over_container=0.0)).search(question)
+    assert [u.summary.identifier for u in off.units[:2]] == ["ledger.Ledger", "ledger.Ledger.reverse_entry"]
+    stores.close()

@@ -5,19 +5,20 @@ and to the MCP tools (in process through `WoodsTools.call`; tests/test_mcp.py dr
 server end to end) over one index of a small repository, and the answers must be identical: the
 same ranked identifiers, keys and scores for searches with several option combinations, the same
 resolve outcomes, lookup records, graph rows (also from a graph node that is not a unit), structure
-and status. The bounds the interfaces advertise must be the same too.
+and status. The bounds the interfaces advertise must be the same too. Every reading test runs on
+both backends: the repository's `.woods` directory and a PostgreSQL store (a real server,
+tests/conftest.py `pg_server`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import typer.main
 
-from tests.helpers import SAMPLE_REPO, index_with_fake, run_cli, write_files
+from tests.helpers import SAMPLE_REPO, Location, index_with_fake, run_cli, write_files
 from woods import cli, limits
 from woods.api import AmbiguousIdentifierError, Index, UnitNotFoundError
 from woods.mcp_server import STRATEGIES, TOOLS_BY_NAME, RecentRing, WoodsTools
@@ -64,28 +65,32 @@ WALKS: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="module", params=["local", "postgres"])
+def repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Location:
     root = write_files(tmp_path_factory.mktemp("interfaces") / "repo", FILES)
-    index_with_fake(root, "--json")
-    return root
+    if request.param == "local":
+        index_with_fake(root, "--json")
+        return Location("local", root, root / ".woods")
+    url = request.getfixturevalue("pg_database")()
+    index_with_fake(root, "--store", url, "--json")
+    return Location("postgres", root, url, "repo")
 
 
 @pytest.fixture(scope="module")
-def api(repo: Path) -> Iterator[Index]:
-    with Index.open(repo) as index:
+def api(repo: Location) -> Iterator[Index]:
+    with Index(repo.store, repo=repo.repo) as index:
         yield index
 
 
 @pytest.fixture(scope="module")
-def mcp(repo: Path) -> Iterator[WoodsTools]:
-    tools = WoodsTools(repo / ".woods", root=repo)
+def mcp(repo: Location) -> Iterator[WoodsTools]:
+    tools = WoodsTools(repo.store, root=repo.root, repo=repo.repo)
     yield tools
     tools.close()
 
 
-def _cli_json(repo: Path, *args: str, code: int = 0) -> dict[str, Any]:
-    payload = run_cli(*args, "--path", str(repo), "--json", expect=code).json()
+def _cli_json(repo: Location, *args: str, code: int = 0) -> dict[str, Any]:
+    payload = run_cli(*args, *repo.args, "--json", expect=code).json()
     assert payload.pop("schema_version") == cli.JSON_SCHEMA_VERSION
     return payload
 
@@ -116,7 +121,7 @@ def _without_timing(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(("query", "options"), SEARCHES, ids=[f"{q}-{sorted(o)}" for q, o in SEARCHES])
-def test_search_answers_agree(repo: Path, api: Index, mcp: WoodsTools, query: str, options: dict[str, Any]) -> None:
+def test_search_answers_agree(repo: Location, api: Index, mcp: WoodsTools, query: str, options: dict[str, Any]) -> None:
     from_api = api.search(query, **options)
     assert from_api.hits, "every question here has an answer"
     expected = from_api.to_dict(context=False)
@@ -133,7 +138,7 @@ def test_search_answers_agree(repo: Path, api: Index, mcp: WoodsTools, query: st
     assert from_mcp["result_count"] == len(from_api)
 
 
-def test_search_context_is_the_same_text(repo: Path, api: Index) -> None:
+def test_search_context_is_the_same_text(repo: Location, api: Index) -> None:
     from_cli = _cli_json(repo, "search", "payment capture", "--budget", "600", "--context")
     from_api = api.search("payment capture", budget=600)
     assert from_cli["context"] == from_api.context and from_api.tokens_used <= 600
@@ -143,7 +148,7 @@ def test_search_context_is_the_same_text(repo: Path, api: Index) -> None:
 
 
 @pytest.mark.parametrize(("ref", "options"), RESOLVES, ids=[f"{r}-{sorted(o)}" for r, o in RESOLVES])
-def test_resolve_outcomes_agree(repo: Path, api: Index, mcp: WoodsTools, ref: str, options: dict[str, Any]) -> None:
+def test_resolve_outcomes_agree(repo: Location, api: Index, mcp: WoodsTools, ref: str, options: dict[str, Any]) -> None:
     outcome = api.resolve(ref, **options)
     flags = [item for name, value in options.items()
              for item in ([f"--{name}"] if value is True else [f"--{name}", str(value)])]
@@ -156,7 +161,7 @@ def test_resolve_outcomes_agree(repo: Path, api: Index, mcp: WoodsTools, ref: st
 
 
 @pytest.mark.parametrize("identifier", LOOKUPS)
-def test_lookup_records_agree(repo: Path, api: Index, mcp: WoodsTools, identifier: str) -> None:
+def test_lookup_records_agree(repo: Location, api: Index, mcp: WoodsTools, identifier: str) -> None:
     units = api.lookup_all(identifier)
     if not units:  # a path is not a unit identifier: every interface says "not found"
         assert _cli_json(repo, "lookup", identifier, code=3)["status"] == "not_found"
@@ -188,7 +193,7 @@ def test_lookup_records_agree(repo: Path, api: Index, mcp: WoodsTools, identifie
 
 @pytest.mark.parametrize(("identifier", "direction", "options"), WALKS,
                          ids=[f"{i}-{d}-{sorted(o)}" for i, d, o in WALKS])
-def test_graph_rows_agree(repo: Path, api: Index, mcp: WoodsTools, identifier: str, direction: str,
+def test_graph_rows_agree(repo: Location, api: Index, mcp: WoodsTools, identifier: str, direction: str,
                           options: dict[str, Any]) -> None:
     walk = api.traverse(identifier, direction=direction, **options)
     assert walk.neighbors
@@ -214,7 +219,7 @@ def test_graph_rows_agree(repo: Path, api: Index, mcp: WoodsTools, identifier: s
     }
 
 
-def test_a_graph_node_that_is_not_a_unit_is_answered_everywhere(repo: Path, api: Index, mcp: WoodsTools) -> None:
+def test_a_graph_node_that_is_not_a_unit_is_answered_everywhere(repo: Location, api: Index, mcp: WoodsTools) -> None:
     assert api.lookup_all("ApplicationRecord") == []
     assert {n.identifier for n in api.dependents("ApplicationRecord")} == {"Receipt", "Refund"}
     assert [r["identifier"] for r in _cli_json(repo, "dependents", "ApplicationRecord")["results"]] == [
@@ -223,7 +228,7 @@ def test_a_graph_node_that_is_not_a_unit_is_answered_everywhere(repo: Path, api:
     assert [r["identifier"] for r in from_mcp["results"]] == ["Receipt", "Refund"]
 
 
-def test_an_unknown_name_is_not_found_everywhere(repo: Path, api: Index, mcp: WoodsTools) -> None:
+def test_an_unknown_name_is_not_found_everywhere(repo: Location, api: Index, mcp: WoodsTools) -> None:
     with pytest.raises(UnitNotFoundError):
         api.dependencies("No::Such")
     assert _cli_json(repo, "deps", "No::Such", code=3)["status"] == "not_found"
@@ -234,7 +239,7 @@ def test_an_unknown_name_is_not_found_everywhere(repo: Path, api: Index, mcp: Wo
 # -- the index itself ------------------------------------------------------------------------------
 
 
-def test_structure_agrees(repo: Path, api: Index, mcp: WoodsTools) -> None:
+def test_structure_agrees(repo: Location, api: Index, mcp: WoodsTools) -> None:
     for detail in ("summary", "full"):
         expected = api.structure(detail=detail, top=5).to_dict()
         assert _cli_json(repo, "structure", "--top", "5", "--detail", detail) == {**expected, "warnings": []}
@@ -244,7 +249,7 @@ def test_structure_agrees(repo: Path, api: Index, mcp: WoodsTools) -> None:
     assert _tool(mcp, "pagerank", {"limit": 5})["results"] == ranked
 
 
-def test_status_agrees(repo: Path, api: Index, mcp: WoodsTools) -> None:
+def test_status_agrees(repo: Location, api: Index, mcp: WoodsTools) -> None:
     expected = api.status().to_dict()
     assert expected["fresh"] and expected["units_by_type"]["method"] >= 5
     assert expected["files_by_language"] == {"python": 1, "ruby": 7}
@@ -272,7 +277,8 @@ def test_the_interfaces_advertise_the_same_bounds_and_defaults() -> None:
     ]
     for (command, option), (tool, argument), default, maximum in pairs:
         param = _cli_option(command, option)
-        assert (param.min, param.max) == (1, maximum), (command, option)
+        bounds = param.type  # click's IntRange carries the option's bounds
+        assert (bounds.min, bounds.max) == (1, maximum), (command, option)
         assert (schema[tool][argument]["minimum"], schema[tool][argument]["maximum"]) == (1, maximum), tool
         if default is not None:
             assert param.default == default == schema[tool][argument]["default"], (command, option)

@@ -70,11 +70,13 @@ if TYPE_CHECKING:
         SourceAttribution,
         TypeRankEntry,
     )
+    from woods.retrieval.code_search import CodeSearchConfig
     from woods.retrieval.executor import Embedder
     from woods.retrieval.retriever import Retriever
     from woods.store.base import Record
     from woods.store.index import IndexStores
     from woods.store.metadata import SQLiteMetadataStore
+    from woods.store.postgres import PostgresMetadataStore, PostgresStores
 
 # Kept under their old names for callers of this module; the values live in woods.limits.
 DEFAULT_RETRIEVE_BUDGET = DEFAULT_CONTEXT_BUDGET
@@ -116,7 +118,8 @@ class SearchHit:
     `key` is the unit's storage key (what `lookup` takes); `chunk` is the embedding id when a chunk
     of a long unit ranked (`<key>#chunk_N`), else None. `source` is the representative strategy,
     `sources` every strategy that found it (vector, keyword, graph, direct, exact, lexical, …).
-    `stale` is True when the unit's file changed on disk since indexing.
+    `stale` is True when the unit's file changed on disk since indexing. `repo` names the
+    repository of a PostgreSQL store the unit belongs to (None for a `.woods` directory).
     """
 
     identifier: str
@@ -131,6 +134,7 @@ class SearchHit:
     source: str = ""
     chunk: str | None = None
     stale: bool = False
+    repo: str | None = None
 
     @classmethod
     def from_entry(cls, entry: RankedEntry) -> SearchHit:
@@ -166,6 +170,8 @@ class SearchHit:
             data["matched_fields"] = list(self.matched_fields)
         if self.stale:
             data["stale"] = True
+        if self.repo is not None:
+            data["repo"] = self.repo
         return data
 
 
@@ -506,6 +512,7 @@ class Status:
     units_by_type: dict[str, int] = field(default_factory=dict)
     files_by_language: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
+    repo: str | None = None
     # The vector state (woods.indexing.resume.vector_state): `state` complete / embedding /
     # interrupted / pending, `embedded` and `total` chunks when known.
     vectors: dict[str, Any] = field(default_factory=dict)
@@ -515,7 +522,8 @@ class Status:
         return bool(self.changes.fresh)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {} if self.repo is None else {"repo": self.repo}
+        return data | {
             "store": self.store,
             "generation": self.generation,
             "root": self.root,
@@ -539,6 +547,7 @@ def build_index(
     path: str | os.PathLike[str],
     *,
     store: str | os.PathLike[str] | None = None,
+    repo: str | None = None,
     full: bool = False,
     allow_purge: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
@@ -557,6 +566,9 @@ def build_index(
     later run, or `Index.update(background=True)`, adds the vectors); `should_stop()` is asked
     between embedding batches (EmbeddingCancelled; finished batches are kept for the next run).
 
+    `store` may be a PostgreSQL URL (`postgresql://…`): the repository is then published there as
+    the collection `repo` (default: the name of the repository's directory).
+
     Incremental unless `full`: unchanged files are not parsed again and unchanged code is not
     embedded again. `allow_purge` lets a run remove over 30% of the indexed units. `wait` is how
     long to wait for another indexer's lock. `workers` parse processes (None: one per CPU, at most
@@ -565,6 +577,7 @@ def build_index(
     `woods index`, the MCP server's `reindex` and `Index.update()` run.
     """
     from woods.indexing import index_repository, parse_workers
+    from woods.store.backend import StoreTarget, is_server_url, server_target
     from woods.store.index import store_dir_for
 
     root = Path(path)
@@ -577,7 +590,13 @@ def build_index(
         raise InputError(f"wait must be a number of seconds >= 0, got {wait!r}")
     count = parse_workers() if workers is None else _validate_positive("workers", workers)
     factory = provider_factory if provider_factory is not None else _packaged_provider
-    target = store_dir_for(root, None if store is None else Path(store))
+    target: Path | StoreTarget
+    if is_server_url(store):
+        target = server_target(str(store), repo if repo is not None else root.resolve().name)
+    elif repo is not None:
+        raise InputError("--repo names a repository of a PostgreSQL store; pass --store postgresql://…")
+    else:
+        target = store_dir_for(root, None if store is None else Path(store))
     return index_repository(
         root, target, factory, max_file_bytes=max_file_bytes, progress=progress, wait=float(wait),
         full=full, allow_purge=allow_purge, workers=count, vectors=vectors, should_stop=should_stop,
@@ -636,9 +655,15 @@ class _Generation:
     """One open generation and the warm state built on it; closed when retired and unused."""
 
     def __init__(
-        self, stores: IndexStores, embedder_factory: Callable[[], Embedder], mode: str, profile: str
+        self,
+        stores: IndexStores | PostgresStores,
+        embedder_factory: Callable[[], Embedder],
+        mode: str,
+        profile: str,
+        ranking: CodeSearchConfig | None = None,
     ) -> None:
         self.stores = stores
+        self.ranking = ranking
         self.embedder_factory = embedder_factory
         self.mode = mode
         self.users = 0
@@ -658,7 +683,9 @@ class _Generation:
             if retriever is None:
                 from woods.retrieval.retriever import Retriever
 
-                retriever = Retriever(self.stores, self.embedder_factory, mode=mode, profile=profile)
+                retriever = Retriever(
+                    self.stores, self.embedder_factory, mode=mode, profile=profile, code_config=self.ranking
+                )
                 self._retrievers[(mode, profile)] = retriever
             return retriever
 
@@ -756,7 +783,7 @@ def _validate_via(via: object) -> str | tuple[str, ...] | None:
         raise InputError(f"via must be an edge kind (e.g. calls) or a list of them, got {via!r}") from None
 
 
-def _records_named(metadata: SQLiteMetadataStore, identifier: str) -> list[Record]:
+def _records_named(metadata: SQLiteMetadataStore | PostgresMetadataStore, identifier: str) -> list[Record]:
     """Records stored under a storage key (or chunk id), else every typed variant of a public
     identifier, ordered by (type, key); [] when nothing is stored under it."""
     record = metadata.find(identifier)
@@ -765,7 +792,7 @@ def _records_named(metadata: SQLiteMetadataStore, identifier: str) -> list[Recor
     return [record] if record is not None else metadata.find_by_identifier(identifier)
 
 
-def _neighbor(metadata: SQLiteMetadataStore, identifier: str, via: str, depth: int) -> GraphNeighbor:
+def _neighbor(metadata: SQLiteMetadataStore | PostgresMetadataStore, identifier: str, via: str, depth: int) -> GraphNeighbor:
     records = metadata.find_by_identifier(identifier)
     if not records:
         return GraphNeighbor(identifier, via, depth, indexed=False)
@@ -782,24 +809,52 @@ def _neighbor(metadata: SQLiteMetadataStore, identifier: str, via: str, depth: i
     )
 
 
+def _repo_name(stores: IndexStores | PostgresStores) -> str | None:
+    """The one repository a PostgreSQL view reads (None: a `.woods` directory, or several)."""
+    return getattr(stores, "repo", None)
+
+
+def _with_repo(stores: IndexStores | PostgresStores, hit: SearchHit) -> SearchHit:
+    """The hit with the repository it comes from, for a PostgreSQL store."""
+    repo_of = getattr(stores, "repo_of", None)
+    return replace(hit, repo=repo_of(hit.key)) if callable(repo_of) else hit
+
+
 # -- the index -----------------------------------------------------------------------------------
 
 
 class Index:
     """A warm, thread-safe handle on one woods index (see the module docstring for guarantees).
 
-    Open with `Index.open(path)` (the repository; the index is `path/.woods`) or
-    `Index.open(store=dir)`; use as a context manager or call `close()`. `mode` is the default
-    retrieval mode of `search` (semantic or lexical); `profile` the default ranking profile
-    (`code`, woods' code search; `ruby`, the Ruby gem woods 2.0's pipeline).
+    Open with `Index.open(path)` (the repository; the index is `path/.woods`),
+    `Index.open(store=dir)` or `Index("postgresql://…", repo=NAME)` (a PostgreSQL store: one
+    repository, or all of them when `repo` is None); use as a context manager or call `close()`.
+    `mode` is the default retrieval mode of `search` (semantic or lexical); `profile` the default
+    ranking profile (`code`, woods' code search; `ruby`, the Ruby gem woods 2.0's pipeline);
+    `exact` makes a PostgreSQL store's vector searches exact scans (HNSW otherwise, above
+    `woods.store.postgres.EXACT_SEARCH_MAX_CHUNKS` chunks). `ranking` overrides the code profile's
+    weights (`woods.retrieval.code_search.CodeSearchConfig`; for measuring a change, see
+    bench/semble_eval.py) — the defaults are the measured ones.
     """
 
     def __init__(
-        self, store_dir: str | os.PathLike[str], *, mode: str = "semantic", profile: str = DEFAULT_PROFILE
+        self,
+        store_dir: str | os.PathLike[str],
+        *,
+        mode: str = "semantic",
+        profile: str = DEFAULT_PROFILE,
+        repo: str | None = None,
+        exact: bool = False,
+        ranking: CodeSearchConfig | None = None,
     ) -> None:
-        self.store_dir = Path(store_dir)
+        from woods.store.backend import is_server_url
+
+        self.store_dir: str | Path = str(store_dir) if is_server_url(store_dir) else Path(store_dir)
+        self.repo = repo
+        self.exact = exact
         self.mode = mode
         self.profile = profile
+        self.ranking = ranking
         self._lock = threading.Lock()  # guards _current, users counts and the embedder cache
         self._update_lock = threading.Lock()  # one update at a time per handle
         self._embedders: dict[tuple[object, ...], _CachingEmbedder] = {}
@@ -819,25 +874,33 @@ class Index:
         store: str | os.PathLike[str] | None = None,
         mode: str = "semantic",
         profile: str = DEFAULT_PROFILE,
+        repo: str | None = None,
+        exact: bool = False,
+        ranking: CodeSearchConfig | None = None,
     ) -> Index:
-        """Open the index of repository `path` (default: cwd), or the index directory `store`."""
+        """Open the index of repository `path` (default: cwd), or the index directory or
+        PostgreSQL URL `store` (`repo` picks one repository of a PostgreSQL store)."""
+        from woods.store.backend import is_server_url
         from woods.store.index import store_dir_for
 
         if path is not None and store is not None:
             raise InputError("pass either path or store, not both")
-        repo = Path(path) if path is not None else None
-        if repo is not None and not repo.exists():
-            raise InputError(f"path not found: {repo}")
-        return cls(store_dir_for(repo, Path(store) if store is not None else None), mode=mode, profile=profile)
+        root = Path(path) if path is not None else None
+        if root is not None and not root.exists():
+            raise InputError(f"path not found: {root}")
+        if is_server_url(store):
+            return cls(str(store), mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
+        location = store_dir_for(root, Path(store) if store is not None else None)
+        return cls(location, mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
 
     # -- lifecycle -------------------------------------------------------------------------
     def _open_generation(self) -> _Generation:
-        from woods.store.index import IndexStores
+        from woods.store.backend import open_stores
 
-        stores = IndexStores.open(self.store_dir)
+        stores = open_stores(self.store_dir, self.repo, exact=self.exact)
         description = dict(stores.manifest.embedder)
         try:
-            return _Generation(stores, lambda: self._embedder_for(description), self.mode, self.profile)
+            return _Generation(stores, lambda: self._embedder_for(description), self.mode, self.profile, self.ranking)
         except BaseException:
             stores.close()
             raise
@@ -939,7 +1002,7 @@ class Index:
                 budget=budget,
                 profile=profile,
             )
-            hits = [SearchHit.from_entry(entry) for entry in result.candidates]
+            hits = [_with_repo(gen.stores, SearchHit.from_entry(entry)) for entry in result.candidates]
             stale = stale_files(gen.stores, (h.file_path for h in hits if h.file_path))
         return SearchResult(
             query=str(query),
@@ -1166,7 +1229,11 @@ class Index:
             stores = gen.stores
             manifest = stores.manifest
             skipped = manifest.data.get("skipped") or {}
-            vectors = vector_state(stores.store_dir, stores.generation.name, manifest)
+            if isinstance(stores.store_dir, Path):
+                vectors = vector_state(stores.store_dir, stores.generation.name, manifest)
+            else:  # another backend publishes the vectors with everything else
+                chunks = int(manifest.counts.get("chunks", 0))
+                vectors = {"state": "complete", "embedded": chunks, "total": chunks}
             if vectors["state"] in ("pending", "interrupted") and self.vectors_in_background:
                 vectors["state"] = "embedding"  # this handle's own thread, not yet at its first batch
             return Status(
@@ -1182,6 +1249,7 @@ class Index:
                 units_by_type=stores.metadata.type_counts(),
                 files_by_language=stores.metadata.language_counts(),
                 skipped={str(reason): int(count) for reason, count in sorted(skipped.items())},
+                repo=_repo_name(stores),
             )
 
     def evaluate(
@@ -1223,6 +1291,9 @@ class Index:
         self._stop_background()
         with self._update_lock:
             with self._use() as gen:
+                repo = _repo_name(gen.stores)
+                if isinstance(self.store_dir, str) and repo is None:
+                    raise InputError("this Index reads several repositories; open one (repo=NAME) to update it")
                 manifest = gen.stores.manifest
                 root_text = manifest.root
                 factory = provider_factory or provider_factory_for(manifest.embedder)
@@ -1230,7 +1301,7 @@ class Index:
             if not root_text:
                 raise InputError("this index records no repository root (built from a corpus); it cannot be updated")
             summary = build_index(
-                root_text, store=self.store_dir, max_file_bytes=max_bytes, wait=wait, provider_factory=factory,
+                root_text, store=self.store_dir, repo=repo, max_file_bytes=max_bytes, wait=wait, provider_factory=factory,
                 workers=workers, progress=progress, vectors=not background,
             )
             self._switch()
@@ -1244,7 +1315,7 @@ class Index:
         """Start computing the vectors of a lexical generation in a background thread (True), or
         do nothing when the index already has them or the thread already runs (False)."""
         with self._use() as gen:
-            if gen.stores.has_vectors:
+            if getattr(gen.stores, "has_vectors", True):  # another backend publishes them at once
                 return False
             generation = gen.stores.generation.name
             factory = provider_factory or provider_factory_for(gen.stores.manifest.embedder)
@@ -1290,7 +1361,7 @@ class Index:
 
         def run() -> None:
             try:
-                complete_vectors(self.store_dir, factory, generation, wait=wait, should_stop=stop.is_set)
+                complete_vectors(Path(self.store_dir), factory, generation, wait=wait, should_stop=stop.is_set)
             except EmbeddingCancelled as exc:
                 self.background_warnings.append(f"background embedding stopped: {exc}; the next update resumes it")
                 return

@@ -120,20 +120,27 @@ def _emit_json(payload: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps({"schema_version": JSON_SCHEMA_VERSION, **payload}, ensure_ascii=False) + "\n")
 
 
-def _store_dir(path: Path | None, store: Path | None) -> Path:
+def _store_dir(path: Path | None, store: str | None, repo: str | None = None) -> Path | str:
+    """The index a reading command opens: `--store` (a directory or a PostgreSQL URL), else
+    PATH/.woods."""
+    from woods.store.backend import is_server_url
     from woods.store.index import store_dir_for
 
     if path is not None and store is not None:
         raise InputError("pass either --path or --store, not both")
     if path is not None and not path.exists():
         raise InputError(f"path not found: {path}")
-    return store_dir_for(path, store)
+    if is_server_url(store):
+        return str(store)
+    if repo is not None:
+        raise InputError("--repo selects a repository of a PostgreSQL store; pass --store postgresql://…")
+    return store_dir_for(path, Path(store) if store is not None else None)
 
 
-def _open_index(path: Path | None, store: Path | None) -> Index:
+def _open_index(path: Path | None, store: str | None, repo: str | None = None, exact: bool = False) -> Index:
     from woods.api import Index
 
-    return Index(_store_dir(path, store))
+    return Index(_store_dir(path, store, repo), repo=repo, exact=exact)
 
 
 def _warn(warnings: list[str]) -> None:
@@ -146,7 +153,10 @@ def _warn(warnings: list[str]) -> None:
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show the traceback of an unexpected error.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
 PathOpt = Annotated[Path | None, typer.Option("--path", help="Repository whose .woods index to use (default: cwd).")]
-StoreOpt = Annotated[Path | None, typer.Option("--store", help="Index directory (instead of PATH/.woods).")]
+StoreOpt = Annotated[str | None, typer.Option(
+    "--store", help="Index directory (instead of PATH/.woods), or a PostgreSQL URL postgresql://… (docs/postgres.md).")]
+RepoOpt = Annotated[str | None, typer.Option(
+    "--repo", help="Repository of a PostgreSQL store (default: all of them for search; the only one otherwise).")]
 TypesOpt = Annotated[list[str] | None, typer.Option("--type", help="Only units of this type (repeatable).")]
 
 
@@ -154,6 +164,8 @@ TypesOpt = Annotated[list[str] | None, typer.Option("--type", help="Only units o
 def index(
     path: Annotated[Path, typer.Argument(help="Repository to index.")] = Path("."),
     store: StoreOpt = None,
+    repo: Annotated[str | None, typer.Option(
+        "--repo", help="Collection name in a PostgreSQL store (default: the repository directory's name).")] = None,
     max_file_bytes: Annotated[int, typer.Option("--max-file-bytes", min=1, help="Skip files larger than this.")] = (
         limits.DEFAULT_MAX_FILE_BYTES
     ),
@@ -189,8 +201,9 @@ def index(
             started = time.perf_counter()
             with _progress(enabled=not as_json) as progress:
                 summary = build_index(
-                    path, store=store, full=full_run, allow_purge=allow_purge, max_file_bytes=max_file_bytes,
-                    wait=wait, progress=progress, provider_factory=warm_provider, should_stop=should_stop,
+                    path, store=store, repo=repo, full=full_run, allow_purge=allow_purge, max_file_bytes=max_file_bytes,
+                    wait=wait, progress=progress, provider_factory=warm_provider,
+                    should_stop=should_stop,
                 )
             elapsed = time.perf_counter() - started
             if as_json:
@@ -262,6 +275,8 @@ def search(
     query: Annotated[str, typer.Argument(help="What you are looking for.")],
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
+    exact: Annotated[bool, typer.Option("--exact", help="PostgreSQL: exact vector search instead of HNSW.")] = False,
     limit: Annotated[int, typer.Option("--limit", min=1, max=limits.MAX_SEARCH_LIMIT, help="Results to show.")] = (
         limits.DEFAULT_SEARCH_LIMIT
     ),
@@ -280,7 +295,7 @@ def search(
     """Search the index: rank units for the query (code search by default) and assemble a context."""
 
     def action() -> int:
-        with _open_index(path, store) as opened:
+        with _open_index(path, store, repo, exact) as opened:
             result = opened.search(
                 query, limit=limit, strategy=strategy.value, types=types, exclude_types=exclude_types,
                 path_prefixes=path_prefixes, mode=mode.value, budget=budget,
@@ -302,7 +317,8 @@ def _print_results(result: SearchResult, show_context: bool) -> None:
     for i, hit in enumerate(result, 1):
         where = f"{hit.file_path}:{hit.line_start}-{hit.line_end}"
         stale = "  STALE" if hit.stale else ""
-        out.write(f"{i:>2}. {hit.identifier}  [{hit.type}]  {where}  score {hit.score:.3f}  ({','.join(hit.sources)}){stale}\n")
+        repo = f"{hit.repo}: " if hit.repo is not None else ""
+        out.write(f"{i:>2}. {repo}{hit.identifier}  [{hit.type}]  {where}  score {hit.score:.3f}  ({','.join(hit.sources)}){stale}\n")
     _warn(list(result.warnings))
     sys.stderr.write(f"strategy {result.strategy}; {len(result)} results; {result.trace.elapsed_ms} ms\n")
     if show_context:
@@ -316,6 +332,7 @@ def _print_results(result: SearchResult, show_context: bool) -> None:
 def status(
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -324,7 +341,7 @@ def status(
     def action() -> int:
         from woods.indexing.resume import describe_vector_state
 
-        with _open_index(path, store) as opened:
+        with _open_index(path, store, repo) as opened:
             current = opened.status()
         if as_json:
             _emit_json({**current.to_dict(), "warnings": []})
@@ -332,6 +349,8 @@ def status(
         out = sys.stdout
         counts = current.counts
         out.write(f"index: {current.store} (generation {current.generation}, built {current.created_at})\n")
+        if current.repo is not None:
+            out.write(f"repo: {current.repo}\n")
         out.write(f"root: {current.root}\n")
         out.write(f"embedder: {current.embedder['name']} ({current.embedder['dimension']}-d)\n")
         out.write(
@@ -393,6 +412,7 @@ def resolve(
     ref: Annotated[str | None, typer.Argument(help="What to resolve: a name, an identifier, path[:line], an id prefix.")] = None,
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
     unit_type: Annotated[str | None, typer.Option("--type", help="Only units of this type.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, max=limits.RESOLVE_MAX_CANDIDATES,
                                        help="Candidates to list when ambiguous.")] = limits.RESOLVE_DEFAULT_LIMIT,
@@ -405,7 +425,7 @@ def resolve(
 
     def action() -> int:
         reference, requested_type = _resolve_request(ref, input_path, unit_type)
-        with _open_index(path, store) as opened:
+        with _open_index(path, store, repo) as opened:
             outcome = opened.resolve(reference, type=requested_type, limit=limit, strict=strict)
         if as_json:
             _emit_json(outcome.to_dict())
@@ -439,6 +459,7 @@ def lookup(
     identifier: Annotated[str, typer.Argument(help="Unit identifier or storage key.")],
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
     unit_type: Annotated[str | None, typer.Option("--type", help="Only the unit of this type.")] = None,
     include_source: Annotated[bool, typer.Option("--source/--no-source", help="Include the source code.")] = True,
     as_json: JsonOpt = False,
@@ -447,7 +468,7 @@ def lookup(
     """Show a unit: where it is, its metadata, dependencies and dependents (exit 3 when unknown)."""
 
     def action() -> int:
-        with _open_index(path, store) as opened:
+        with _open_index(path, store, repo) as opened:
             units = opened.lookup_all(identifier, type=unit_type, include_source=include_source)
         if not units:
             return _not_found(identifier, as_json)
@@ -483,11 +504,11 @@ def _neighbor_json(neighbor: GraphNeighbor) -> dict[str, Any]:
     return row
 
 
-def _graph_command(identifier: str, path: Path | None, store: Path | None, depth: int, via: str | None,
-                   types: list[str] | None, direction: str, as_json: bool) -> int:
+def _graph_command(identifier: str, path: Path | None, store: str | None, repo: str | None, depth: int,
+                   via: str | None, types: list[str] | None, direction: str, as_json: bool) -> int:
     from woods.api import UnitNotFoundError
 
-    with _open_index(path, store) as opened:
+    with _open_index(path, store, repo) as opened:
         try:
             walk = opened.traverse(identifier, direction=direction, depth=depth, via=via, types=types)
         except UnitNotFoundError:
@@ -516,6 +537,7 @@ def deps(
     identifier: Annotated[str, typer.Argument(help="Unit identifier, storage key or graph node.")],
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
     depth: DepthOpt = limits.DEFAULT_GRAPH_DEPTH,
     via: ViaOpt = None,
     types: GraphTypesOpt = None,
@@ -523,7 +545,7 @@ def deps(
     debug: DebugOpt = False,
 ) -> None:
     """What a unit depends on (breadth-first up to --depth)."""
-    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, types, "dependencies", as_json))
+    _run(debug, lambda: _graph_command(identifier, path, store, repo, depth, via, types, "dependencies", as_json))
 
 
 @app.command()
@@ -531,6 +553,7 @@ def dependents(
     identifier: Annotated[str, typer.Argument(help="Unit identifier, storage key or graph node.")],
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
     depth: DepthOpt = limits.DEFAULT_GRAPH_DEPTH,
     via: ViaOpt = None,
     types: GraphTypesOpt = None,
@@ -538,13 +561,14 @@ def dependents(
     debug: DebugOpt = False,
 ) -> None:
     """What depends on a unit (breadth-first up to --depth)."""
-    _run(debug, lambda: _graph_command(identifier, path, store, depth, via, types, "dependents", as_json))
+    _run(debug, lambda: _graph_command(identifier, path, store, repo, depth, via, types, "dependents", as_json))
 
 
 @app.command()
 def structure(
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
     top: Annotated[int, typer.Option("--top", min=1, max=limits.MAX_LIST_LIMIT, help="Units in the PageRank list.")] = (
         limits.DEFAULT_PAGERANK_LIMIT
     ),
@@ -555,7 +579,7 @@ def structure(
     """The shape of the codebase: units by type, edges by kind, files by language, top PageRank."""
 
     def action() -> int:
-        with _open_index(path, store) as opened:
+        with _open_index(path, store, repo) as opened:
             shape = opened.structure(detail=detail.value, top=top)
         if as_json:
             _emit_json({**shape.to_dict(), "warnings": []})
@@ -580,15 +604,15 @@ def structure(
 
 
 @app.command()
-def mcp(path: PathOpt = None, store: StoreOpt = None, debug: DebugOpt = False) -> None:
+def mcp(path: PathOpt = None, store: StoreOpt = None, repo: RepoOpt = None, debug: DebugOpt = False) -> None:
     """Serve the index to coding assistants over MCP (stdio); keeps the index and model warm."""
 
     def action() -> int:
         from woods.entrypoint import provider_factory_from_environment
         from woods.mcp_server import serve
 
-        serve(_store_dir(path, store), root=None if store else (path or Path.cwd()).resolve(),
-              provider_factory=provider_factory_from_environment())
+        serve(_store_dir(path, store, repo), root=None if store else (path or Path.cwd()).resolve(),
+              provider_factory=provider_factory_from_environment(), repo=repo)
         return 0
 
     _run(debug, action)
@@ -602,6 +626,7 @@ def evaluate(
     queryset: Annotated[Path, typer.Argument(help="Query set JSON (Ruby woods format).")],
     path: PathOpt = None,
     store: StoreOpt = None,
+    repo: RepoOpt = None,
     corpus: Annotated[Path | None, typer.Option("--corpus", help="Pre-extracted units (Ruby corpus.json).")] = None,
     vectors: Annotated[Path | None, typer.Option("--vectors", help="Captured vectors for --corpus (vectors.json).")] = None,
     budget: Annotated[int | None, typer.Option("--budget", min=1, max=limits.MAX_CONTEXT_BUDGET,
@@ -627,7 +652,7 @@ def evaluate(
             report = run_evaluation(queryset, corpus_path=corpus, vectors_path=vectors, budget=budget,
                                     profile=profile.value if profile is not None else None)
         else:
-            with _open_index(path, store) as opened:
+            with _open_index(path, store, repo) as opened:
                 report = opened.evaluate(queryset, budget=budget, profile=profile.value if profile is not None else None)
         if as_json:
             _emit_json(report.to_dict())

@@ -17,6 +17,7 @@ from woods.limits import DEFAULT_MAX_FILE_BYTES
 if TYPE_CHECKING:
     from woods.store.index import IndexStores
     from woods.store.metadata import FileRow
+    from woods.store.postgres import PostgresStores
 
 # Stale paths named in the warning; the count says how many more there are.
 STALE_PATHS_SHOWN = 3
@@ -62,13 +63,17 @@ def file_is_stale(root: Path, row: FileRow) -> bool:
         return True
 
 
-def stale_files(stores: IndexStores, paths: Iterable[str]) -> set[str]:
+def stale_files(stores: IndexStores | PostgresStores, paths: Iterable[str]) -> set[str]:
     """Which of `paths` changed on disk since indexing (for marking results stale)."""
     wanted = set(paths)
     root_text = stores.manifest.root
     if not root_text or not wanted:
         return set()
     root = Path(root_text)
+    if not root.is_dir():
+        # The repository is not checked out here (a server index read on another machine, or a
+        # moved checkout): nothing can be compared, so nothing is marked; `status` says the root is gone.
+        return set()
     rows = stores.metadata.file_rows(wanted)
     return {p for p, row in rows.items() if file_is_stale(root, row)}
 
@@ -85,7 +90,7 @@ def stale_warning(stale: Collection[str]) -> list[str]:
     ]
 
 
-def changes_since_index(stores: IndexStores, *, include_added: bool = True) -> Changes:
+def changes_since_index(stores: IndexStores | PostgresStores, *, include_added: bool = True) -> Changes:
     """Compare the index's file table with the repository on disk."""
     root_text = stores.manifest.root
     if not root_text:
@@ -110,7 +115,7 @@ def changes_since_index(stores: IndexStores, *, include_added: bool = True) -> C
     return Changes(sorted(changed), added, sorted(deleted))
 
 
-def mark_stale(stores: IndexStores, results: list[dict[str, Any]]) -> list[str]:
+def mark_stale(stores: IndexStores | PostgresStores, results: list[dict[str, Any]]) -> list[str]:
     """Set `"stale": True` on result rows whose file changed since indexing; return the warnings."""
     stale = stale_files(stores, (str(r["file_path"]) for r in results if r.get("file_path")))
     for row in results:

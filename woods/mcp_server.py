@@ -344,16 +344,22 @@ class WoodsTools:
 
     def __init__(
         self,
-        store_dir: Path,
+        store_dir: Path | str,
         *,
         root: Path | None = None,
-        open_index: Callable[[Path], Index] | None = None,
+        open_index: Callable[[Path | str], Index] | None = None,
         provider_factory: Callable[[], EmbeddingProvider] | None = None,
+        repo: str | None = None,
     ) -> None:
-        self.store_dir = Path(store_dir)
+        from woods.store.backend import is_server_url
+        from woods.store.pg_connect import redact
+
+        self.store_dir: Path | str = str(store_dir) if is_server_url(store_dir) else Path(store_dir)
+        self.store_label = redact(self.store_dir) if isinstance(self.store_dir, str) else str(self.store_dir)
+        self.repo = repo
         self.root = root
         self.recent = RecentRing()
-        self._open_index = open_index or (lambda d: Index(d))
+        self._open_index = open_index or (lambda d: Index(d, repo=repo))
         self._provider_factory = provider_factory
         self._lock = threading.Lock()
         self._index: Index | None = None
@@ -374,7 +380,7 @@ class WoodsTools:
         index = self._try_open()
         if index is None:
             raise ToolError("degraded_index", self._boot_error or "the index is unavailable", degraded=True,
-                            phase="boot", store=str(self.store_dir))
+                            phase="boot", store=self.store_label)
         return index
 
     def close(self) -> None:
@@ -403,7 +409,7 @@ class WoodsTools:
         except UnitNotFoundError as exc:
             body = ToolError("not_found", str(exc)).body()
         except (IndexNotFoundError, CorruptIndexError) as exc:
-            body = ToolError("degraded_index", str(exc), degraded=True, phase="query", store=str(self.store_dir)).body()
+            body = ToolError("degraded_index", str(exc), degraded=True, phase="query", store=self.store_label).body()
         except LockTimeoutError as exc:
             body = ToolError("busy", str(exc)).body()
         except IndexingError as exc:
@@ -533,7 +539,7 @@ class WoodsTools:
                 "degraded": True,
                 "phase": "boot",
                 "reason": self._boot_error,
-                "store": str(self.store_dir),
+                "store": self.store_label,
                 "session": session,
             }
         else:
@@ -597,8 +603,9 @@ class WoodsTools:
         """Build the index from scratch when the session started without one (root must be known)."""
         if self.root is None:
             raise ToolError("degraded_index", f"{self._boot_error}; start the server with --path REPO to let reindex build it",
-                            degraded=True, phase="boot", store=str(self.store_dir))
-        return build_index(self.root, store=self.store_dir, provider_factory=self._provider_factory, vectors=False)
+                            degraded=True, phase="boot", store=self.store_label)
+        return build_index(self.root, store=self.store_dir, repo=self.repo, provider_factory=self._provider_factory,
+                           vectors=False)
 
 
 def _run_mode(summary: IndexSummary, *, first_build: bool) -> str:
@@ -697,19 +704,21 @@ def build_server(tools: WoodsTools) -> Server[dict[str, Any]]:
 
 
 def serve(
-    store_dir: Path,
+    store_dir: Path | str,
     *,
     root: Path | None = None,
     provider_factory: Callable[[], EmbeddingProvider] | None = None,
+    repo: str | None = None,
 ) -> None:
-    """Serve the index in `store_dir` over stdio until the client closes the connection.
+    """Serve the index in `store_dir` (a directory or a PostgreSQL URL; `repo` picks a repository
+    of the latter) over stdio until the client closes the connection.
 
     `root` lets `reindex` build a missing index; `provider_factory` is the embedder it builds with
     (default: the packaged model)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    tools = WoodsTools(Path(store_dir), root=root, provider_factory=provider_factory)
+    tools = WoodsTools(store_dir, root=root, provider_factory=provider_factory, repo=repo)
     server = build_server(tools)
 
     async def run() -> None:
@@ -723,15 +732,17 @@ def serve(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """`python -m woods.mcp_server [--path REPO | --store DIR]` (what `woods mcp` runs)."""
+    """`python -m woods.mcp_server [--path REPO | --store DIR|URL] [--repo NAME]` (what `woods mcp` runs)."""
     from woods.entrypoint import configure_process, provider_factory_from_environment
+    from woods.store.backend import is_server_url
     from woods.store.index import store_dir_for
 
     configure_process()
     parser = argparse.ArgumentParser(prog="woods mcp", description="Serve a woods index to MCP clients over stdio.")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--path", type=Path, help="Repository whose .woods index to serve (default: cwd).")
-    where.add_argument("--store", type=Path, help="Index directory (instead of PATH/.woods).")
+    where.add_argument("--store", help="Index directory (instead of PATH/.woods), or a PostgreSQL URL.")
+    parser.add_argument("--repo", help="Repository of a PostgreSQL store (default: all of them).")
     args = parser.parse_args(argv)
     if args.path is not None and not args.path.is_dir():
         parser.error(f"path not found or not a directory: {args.path}")
@@ -740,7 +751,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     except InputError as exc:
         parser.error(str(exc))
     root = (args.path or Path.cwd()).resolve() if args.store is None else None
-    serve(store_dir_for(args.path, args.store), root=root, provider_factory=provider_factory)
+    if is_server_url(args.store):
+        serve(args.store, root=None, provider_factory=provider_factory, repo=args.repo)
+        return
+    if args.repo is not None:
+        parser.error("--repo selects a repository of a PostgreSQL store; pass --store postgresql://…")
+    store = Path(args.store) if args.store is not None else None
+    serve(store_dir_for(args.path, store), root=root, provider_factory=provider_factory)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ COMPAT = "compat"
 BENCHMARK = "benchmark"
 DOCS = "docs"
 MIGRATION = "migration"  # schema migrations: Rails db/migrate, Django/Alembic migrations, Flyway …
-ROLES = (TEST, EXAMPLE, FIXTURE, VENDORED, GENERATED, COMPAT, BENCHMARK, DOCS, MIGRATION)
+HIDDEN = "hidden"  # dot directories: CI workflows, editor and agent settings (.github/, .vscode/, .agents/)
+ROLES = (TEST, EXAMPLE, FIXTURE, VENDORED, GENERATED, COMPAT, BENCHMARK, DOCS, MIGRATION, HIDDEN)
 
 _DIR = r"(?:^|/)(?:{})/"
 _ROLE_DIRS: dict[str, re.Pattern[str]] = {
@@ -38,6 +39,7 @@ _ROLE_DIRS: dict[str, re.Pattern[str]] = {
     BENCHMARK: re.compile(_DIR.format(r"benches|benchmarks?")),
     DOCS: re.compile(_DIR.format(r"docs?|documentation")),
     MIGRATION: re.compile(_DIR.format(r"migrate|migrations|alembic|db/migration")),
+    HIDDEN: re.compile(r"(?:^|/)\.[^/.][^/]*/"),
 }
 # File names that are tests whatever directory they sit in — each language's own convention, so a
 # library file that merely starts with `test_` in a language without that convention (bats-core's
@@ -68,6 +70,8 @@ ROLE_WORDS: dict[str, frozenset[str]] = {
     BENCHMARK: frozenset({"bench", "benchmark", "benchmarks", "performance", "perf"}),
     DOCS: frozenset({"doc", "docs", "documentation", "documented", "readme", "guide", "manual"}),
     MIGRATION: frozenset({"migration", "migrations", "migrate", "migrated", "schema", "column", "columns", "table"}),
+    HIDDEN: frozenset({"ci", "workflow", "workflows", "github", "hook", "hooks", "agent", "agents", "editor",
+                       "devcontainer", "pipeline"}),
 }
 
 

@@ -364,11 +364,14 @@ class NameIndex:
 
     @classmethod
     def from_metadata(cls, metadata: Any) -> NameIndex:
-        """From the SQLite columns when the store is SQLite-backed (no JSON decoding of source
-        text), else from `all_records()`."""
+        """From the unit columns when the store has them (SQLite, PostgreSQL: no JSON decoding of
+        source text), else from `all_records()`."""
         started = time.perf_counter()
         conn = getattr(metadata, "_conn", None)
-        if conn is not None:
+        name_rows = getattr(metadata, "name_rows", None)
+        if callable(name_rows):  # the PostgreSQL store reads the same columns
+            entries = [_entry(*row) for row in name_rows()]
+        elif conn is not None:
             rows = conn.execute(
                 "SELECT key, identifier, type, file_path, line_start, line_end, parent FROM units ORDER BY rowid"
             )

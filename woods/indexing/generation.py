@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,12 +38,16 @@ from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorCache, VectorSource, embedder_description
 from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
 from woods.store import index as layout
+from woods.store.backend import LocalTarget, StoreTarget, target_for
 from woods.store.graph import compute_pagerank, pagerank_percentiles
 from woods.store.identity import assign_keys
 from woods.store.index import IndexStores, ReusableVectors, SchemaMismatchError
 from woods.store.metadata import ChunkRow, ChunkWriter, FileRow, MetadataWriter
 from woods.units import Unit
 from woods.version import __version__
+
+if TYPE_CHECKING:
+    from woods.store.postgres import PostgresStores
 
 # Texts embedded per model call. Sorting by length first keeps padding waste low.
 EMBED_BATCH = 64
@@ -73,7 +77,7 @@ def crash_test_pause(phase: str) -> None:
         time.sleep(float(os.environ.get("WOODS_TEST_PAUSE_SECONDS", "60")))
 
 
-def open_previous(store_dir: Path, summary: IndexSummary) -> IndexStores | None:
+def open_previous(store_dir: Path | StoreTarget, summary: IndexSummary) -> IndexStores | PostgresStores | None:
     """The published generation to build on; None when there is none yet. An unreadable one is
     a recorded warning (and a full build: nothing can be reused, no purge guard can apply); one of
     another index schema is a full build too, reported as such (its vectors may still be reused,
@@ -82,11 +86,13 @@ def open_previous(store_dir: Path, summary: IndexSummary) -> IndexStores | None:
     return previous
 
 
-def open_previous_checked(store_dir: Path, summary: IndexSummary) -> tuple[IndexStores | None, bool]:
+def open_previous_checked(
+    store_dir: Path | StoreTarget, summary: IndexSummary
+) -> tuple[IndexStores | PostgresStores | None, bool]:
     """`open_previous`, and whether a previous generation's vectors may be reused (False only
     when the published index is unreadable: then nothing of it is trusted)."""
     try:
-        return IndexStores.open(store_dir), True
+        return target_for(store_dir).open_previous(), True
     except IndexNotFoundError:
         return None, True
     except SchemaMismatchError as exc:
@@ -108,14 +114,20 @@ def _text_of(prepared: PreparedText) -> str:
     return prepared.text
 
 
-def reusable_vectors(store_dir: Path, summary: IndexSummary) -> ReusableVectors | None:
-    """The vectors of the newest vector-complete generation (any index schema), when readable
-    (else None, with a warning when something was there but could not be read)."""
-    generation = layout.newest_vector_generation(store_dir)
-    if generation is None:
-        return None
+def reusable_vectors(store_dir: Path | StoreTarget, summary: IndexSummary) -> ReusableVectors | None:
+    """The vectors of the newest vector-complete generation (any index schema; for another
+    backend, what its target offers), when readable (else None, with a warning when something was
+    there but could not be read)."""
+    target = target_for(store_dir)
     try:
+        if not isinstance(target, LocalTarget):
+            return target.open_reusable()
+        generation = layout.newest_vector_generation(target.store_dir)
+        if generation is None:
+            return None
         return ReusableVectors(generation, layout.read_manifest(generation, check_schema=False))
+    except IndexNotFoundError:
+        return None
     except (CorruptIndexError, sqlite3.DatabaseError) as exc:
         summary.warnings.append(f"vectors of the previous index could not be reused ({exc})")
         return None
@@ -273,12 +285,15 @@ def write_vector_generation(
     summary: IndexSummary,
     progress: Progress,
     phase: VectorPhase,
-    store_dir: Path,
+    store_dir: Path | None,
+    consolidate: bool = False,
 ) -> dict[str, Any]:
     """Phase 2: chunk every unit, take vectors from the previous generation and the resume cache,
     embed the rest (each batch committed to the resume cache before the next), then write
     chunks.sqlite3, vectors.faiss and the vector-complete manifest into `build` next to a hard link
-    of the lexical generation's metadata database. Returns the manifest."""
+    of the lexical generation's metadata database. Returns the manifest. `store_dir` (a local
+    store) gets the progress file; `consolidate` writes one self-contained database instead (a copy
+    of the lexical one with the chunks in it), for backends that publish a single build."""
     started = time.perf_counter()
     embedder = embedder_description(provider)
     cache = VectorCache(phase.previous, embedder)
@@ -305,9 +320,10 @@ def write_vector_generation(
             vectors[i] = vector
     summary.resumed_vectors = sum(1 for h in hashes if h in resumed)
     order = sorted(missing, key=lambda h: (len(texts[missing[h][0]].text or ""), h))
-    report = ProgressFile(store_dir, lexical.name, len(texts))
+    report = ProgressFile(store_dir, lexical.name, len(texts)) if store_dir is not None else None
     done = len(texts) - sum(len(v) for v in missing.values())
-    report.update(done, force=True)
+    if report is not None:
+        report.update(done, force=True)
     progress.phase("embed", len(order))
     crash_test_pause("embed")
     model: Any = provider
@@ -330,11 +346,13 @@ def write_vector_generation(
                     vectors[i] = vector
                     done += 1
             progress.advance(len(batch))
-            report.update(done, force=start == 0)  # exact at the first batch (where crash tests stop)
+            if report is not None:
+                report.update(done, force=start == 0)  # exact at the first batch (where crash tests stop)
             if start == 0:
                 crash_test_pause("embed-batch")
     finally:
-        report.update(done, force=True)
+        if report is not None:
+            report.update(done, force=True)
     summary.embedded = len(order)
     timed(summary.seconds, "embed", started)
 
@@ -343,8 +361,11 @@ def write_vector_generation(
     crash_test_pause("vectors-write")
     from woods.store.vectors import write_vectors
 
-    _link_or_copy(lexical / layout.METADATA_FILE, build / layout.METADATA_FILE)
-    writer = ChunkWriter(build / layout.CHUNKS_FILE)
+    if consolidate:
+        shutil.copy2(lexical / layout.METADATA_FILE, build / layout.METADATA_FILE)
+    else:
+        _link_or_copy(lexical / layout.METADATA_FILE, build / layout.METADATA_FILE)
+    writer = ChunkWriter(build / (layout.METADATA_FILE if consolidate else layout.CHUNKS_FILE))
     try:
         chunk_counts = Counter(t.key for t in texts)
         for vector_id, (prepared, text_hash) in enumerate(zip(texts, hashes, strict=True)):
@@ -368,25 +389,28 @@ def write_vector_generation(
         "embedded": summary.embedded,
         "reused": summary.reused_vectors + summary.resumed_vectors,
     }
+    if consolidate:  # the database carries its manifest too: make it the complete one
+        with contextlib.closing(sqlite3.connect(build / layout.METADATA_FILE)) as conn, conn:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('manifest', ?)", (json.dumps(manifest),))
     _write_manifest(build, manifest)
     timed(summary.seconds, "write", started)
     summary.chunks = len(texts)
     return manifest
 
 
-def _publish(store_dir: Path, build: Path, summary: IndexSummary) -> Path:
+def _publish(target: StoreTarget, build: Path, summary: IndexSummary) -> str:
     started = time.perf_counter()
-    published = layout.publish(store_dir, build)
-    layout.cleanup(store_dir)
+    published = target.publish(build)
+    target.cleanup()
     timed(summary.seconds, "write", started)
-    summary.generation = published.name
+    summary.generation = published
     return published
 
 
 def build_index_from_units(
     units: Sequence[Unit],
     provider: EmbeddingProvider,
-    store_dir: Path,
+    store_dir: Path | StoreTarget,
     *,
     link: bool = False,
     chunk: bool = False,
@@ -424,61 +448,94 @@ def build_index_from_units(
     generation; `reuse_vectors=False` embeds everything (the resume cache included).
     """
     progress = progress or SilentProgress()
-    summary = summary or IndexSummary(store_dir=str(store_dir), generation="")
-    store_dir.mkdir(parents=True, exist_ok=True)
+    target = target_for(store_dir)
+    summary = summary or IndexSummary(store_dir=target.describe(), generation="")
+    target.prepare()
+    # Two publishes only where a lexical generation can be published and linked from (a local
+    # store); another backend publishes once, both phases in one build.
+    local = target.store_dir if isinstance(target, LocalTarget) else None
     run_started = time.perf_counter() if run_started is None else run_started
-    with layout.StoreLock(store_dir, wait) if lock else contextlib.nullcontext():
-        layout.cleanup(store_dir)
+    with target.lock(wait) if lock else contextlib.nullcontext():
+        target.cleanup()
         linked = link_units(units, link=link, prefix_aliases=prefix_aliases or {})
         embedder = embedder_description(provider)
+        private: Path | None = None  # an unpublished lexical build (backends without two phases)
         if lexical is None:
-            build = layout.new_build_dir(store_dir)
+            build = target.new_build_dir()
             try:
                 lexical_manifest = write_lexical_generation(
                     build, linked, embedder, root=root, files=files, summary=summary, progress=progress,
                     extra_manifest=extra_manifest or {}, extractions=extractions or {},
                 )
-                lexical = _publish(store_dir, build, summary)
+                if local is not None:
+                    lexical = local / layout.GENERATIONS_DIR / _publish(target, build, summary)
+                else:
+                    lexical = private = build
             except BaseException:
                 shutil.rmtree(build, ignore_errors=True)
                 raise
         else:
             lexical_manifest = layout.read_manifest(lexical).data
             summary.generation = lexical.name
-        summary.searchable_seconds = round(time.perf_counter() - run_started, 3)
-        summary.vectors_pending = True
-        progress.note(
-            f"searchable after {summary.searchable_seconds:.1f}s (lexical and graph; vectors follow)"
-        )
-        if on_searchable is not None:
-            on_searchable(summary)
-        if not vectors:
-            return summary
-        source: VectorSource | None = previous if reuse_vectors else None
-        opened: ReusableVectors | None = None
-        if reuse_vectors and source is None:
-            opened = source = reusable_vectors(store_dir, summary)
-        embedder = prepare_provider(provider, summary)
-        resume: ResumeCache | None = ResumeCache(store_dir, str(embedder["fingerprint"]), int(embedder["dimension"]))
-        if not reuse_vectors and resume is not None:
-            resume.clear()  # --full: nothing computed before is used, but this run's batches are kept
-        build = layout.new_build_dir(store_dir)
         try:
-            write_vector_generation(
-                build, lexical, lexical_manifest, linked, provider, chunk=chunk, summary=summary, progress=progress,
-                phase=VectorPhase(source, resume, should_stop), store_dir=store_dir,
-            )
-            _publish(store_dir, build, summary)
-            summary.vectors_pending = False
-        except BaseException:
-            shutil.rmtree(build, ignore_errors=True)
-            if resume is not None:
-                resume.close()
-                resume = None
-            raise
+            if local is not None:
+                summary.searchable_seconds = round(time.perf_counter() - run_started, 3)
+                summary.vectors_pending = True
+                progress.note(f"searchable after {summary.searchable_seconds:.1f}s (lexical and graph; vectors follow)")
+                if on_searchable is not None:
+                    on_searchable(summary)
+                if not vectors:
+                    return summary
+            _vector_phase(target, local, lexical, lexical_manifest, linked, provider, summary, progress,
+                          chunk=chunk, previous=previous, reuse_vectors=reuse_vectors, should_stop=should_stop)
         finally:
-            if opened is not None:
-                opened.close()
-        if resume is not None:
-            resume.discard()
+            if private is not None:
+                shutil.rmtree(private, ignore_errors=True)
     return summary
+
+
+def _vector_phase(
+    target: StoreTarget,
+    local: Path | None,
+    lexical: Path,
+    lexical_manifest: dict[str, Any],
+    linked: LinkedUnits,
+    provider: EmbeddingProvider,
+    summary: IndexSummary,
+    progress: Progress,
+    *,
+    chunk: bool,
+    previous: VectorSource | None,
+    reuse_vectors: bool,
+    should_stop: Callable[[], bool] | None,
+) -> None:
+    """Phase 2 into a new build, published; the resume cache (local stores) is deleted after."""
+    source: VectorSource | None = previous if reuse_vectors else None
+    opened: ReusableVectors | None = None
+    if reuse_vectors and source is None:
+        opened = source = reusable_vectors(target, summary)
+    embedder = prepare_provider(provider, summary)
+    resume: ResumeCache | None = None
+    if local is not None:
+        resume = ResumeCache(local, str(embedder["fingerprint"]), int(embedder["dimension"]))
+        if not reuse_vectors:
+            resume.clear()  # --full: nothing computed before is used, but this run's batches are kept
+    build = target.new_build_dir()
+    try:
+        write_vector_generation(
+            build, lexical, lexical_manifest, linked, provider, chunk=chunk, summary=summary, progress=progress,
+            phase=VectorPhase(source, resume, should_stop), store_dir=local, consolidate=local is None,
+        )
+        _publish(target, build, summary)
+        summary.vectors_pending = False
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        if resume is not None:
+            resume.close()
+            resume = None
+        raise
+    finally:
+        if opened is not None:
+            opened.close()
+    if resume is not None:
+        resume.discard()

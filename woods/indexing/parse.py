@@ -23,6 +23,7 @@ from woods.units import Unit
 
 if TYPE_CHECKING:
     from woods.store.index import IndexStores
+    from woods.store.postgres import PostgresStores
 
 @dataclass(frozen=True, slots=True)
 class FileOutcome:
@@ -163,7 +164,7 @@ def _parse_all(
 
 
 def cache_lookup(
-    root: Path, previous: IndexStores | None, layout_key: str
+    root: Path, previous: IndexStores | PostgresStores | None, layout_key: str
 ) -> Callable[[DiscoveredFile], FileOutcome | None] | None:
     """`file → outcome` from the previous generation for files that did not change."""
     if previous is None or previous.manifest.data.get("layout_key") != layout_key:

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from woods.discovery import discover
 from woods.embedding.provider import EmbeddingProvider
@@ -28,10 +29,14 @@ from woods.indexing.parse import PARALLEL_PARSE_MIN_FILES, cache_lookup, extract
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorSource, embedder_description
 from woods.store import index as layout
+from woods.store.backend import StoreTarget, target_for
 from woods.store.index import IndexStores
 from woods.store.metadata import FileRow
 from woods.units import Unit
 from woods.version import __version__
+
+if TYPE_CHECKING:
+    from woods.store.postgres import PostgresStores
 
 
 def go_module_aliases(root: Path, go_mod_paths: Sequence[str]) -> dict[str, str]:
@@ -60,7 +65,7 @@ PURGE_GUARD_SHARE = 0.30
 
 def index_repository(
     root: Path,
-    store_dir: Path,
+    store_dir: Path | StoreTarget,
     provider_factory: Callable[[], EmbeddingProvider],
     *,
     max_file_bytes: int = 1_000_000,
@@ -74,7 +79,9 @@ def index_repository(
     should_stop: Callable[[], bool] | None = None,
     on_searchable: Callable[[IndexSummary], None] | None = None,
 ) -> IndexSummary:
-    """Index the repository at `root` into `store_dir` and publish it, in two phases.
+    """Index the repository at `root` into `store_dir` (a `.woods` directory, or a `StoreTarget`
+    such as a PostgreSQL repository) and publish it, in two phases (a local store; another
+    backend publishes once, when the vectors are ready).
 
     Phase 1 publishes the lexical generation as soon as parsing and linking are done (every
     search works on it; vector and hybrid answer from the lexical leg and say so), and calls
@@ -97,18 +104,20 @@ def index_repository(
     if not root.is_dir():
         raise InputError(f"not a directory: {root}; pass a repository directory")
     progress = progress or SilentProgress()
-    summary = IndexSummary(store_dir=str(store_dir), generation="", full=full)
+    target = target_for(store_dir)
+    summary = IndexSummary(store_dir=target.describe(), generation="", full=full)
     options = _RunOptions(
         max_file_bytes=max_file_bytes, allow_purge=allow_purge, workers=parse_workers() if workers is None else workers,
         parallel_min_files=parallel_min_files, full=full, vectors=vectors, should_stop=should_stop,
         on_searchable=on_searchable, started=time.perf_counter(),
     )
     # The lock covers the whole run: a second indexer waits instead of parsing and embedding in vain.
-    with layout.StoreLock(store_dir, wait):
-        layout.cleanup(store_dir)
-        previous, vectors_trusted = (None, False) if full else open_previous_checked(store_dir, summary)
+    target.prepare()
+    with target.lock(wait):
+        target.cleanup()
+        previous, vectors_trusted = (None, False) if full else open_previous_checked(target, summary)
         try:
-            return _index_locked(root, store_dir, provider_factory, progress, summary, previous,
+            return _index_locked(root, target, provider_factory, progress, summary, previous,
                                  options, vectors_trusted)
         finally:
             if previous is not None:
@@ -129,7 +138,7 @@ class _RunOptions:
 
 
 def _up_to_date(
-    previous: IndexStores,
+    previous: IndexStores | PostgresStores,
     rows: Sequence[FileRow],
     summary: IndexSummary,
     provider: EmbeddingProvider,
@@ -158,11 +167,11 @@ def _up_to_date(
 
 def _index_locked(
     root: Path,
-    store_dir: Path,
+    store_dir: StoreTarget,
     provider_factory: Callable[[], EmbeddingProvider],
     progress: Progress,
     summary: IndexSummary,
-    previous: IndexStores | None,
+    previous: IndexStores | PostgresStores | None,
     options: _RunOptions,
     vectors_trusted: bool,
 ) -> IndexSummary:
@@ -224,7 +233,7 @@ def _index_locked(
         summary.units_by_type = previous.metadata.type_counts()
         counts = previous.manifest.counts
         summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
-        if previous.has_vectors:
+        if _has_vectors(previous):
             summary.up_to_date = True
             summary.chunks = previous.metadata.chunk_count()
             summary.reused_vectors = summary.chunks
@@ -233,7 +242,7 @@ def _index_locked(
         # The published generation is this run's lexical generation: only its vectors are missing
         # (an interrupted phase 2, or one left for later). Resume phase 2 — or, when this run
         # leaves the vectors for later too, there is nothing to do at all.
-        lexical = previous.generation
+        lexical = Path(previous.generation)
         if not options.vectors:
             summary.up_to_date = True
             summary.vectors_pending = True
@@ -242,15 +251,20 @@ def _index_locked(
     # Vectors come from the published generation, else (after an interrupted phase 2, or a schema
     # change) from the newest generation that has them; same model only; `--full` and an
     # unreadable published index reuse nothing.
-    vector_source: VectorSource | None = previous if previous is not None and previous.has_vectors else None
+    vector_source: VectorSource | None = previous if previous is not None and _has_vectors(previous) else None
     return _build(units, provider, store_dir, root, rows, summary, progress, aliases, layout_key,
                   extractions, vector_source, lexical, options, reuse=not options.full and vectors_trusted)
+
+
+def _has_vectors(stores: IndexStores | PostgresStores) -> bool:
+    """A backend without two-phase publishing always has its vectors."""
+    return bool(getattr(stores, "has_vectors", True))
 
 
 def _build(
     units: list[Unit],
     provider: EmbeddingProvider,
-    store_dir: Path,
+    store_dir: StoreTarget,
     root: Path,
     rows: list[FileRow],
     summary: IndexSummary,

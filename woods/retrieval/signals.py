@@ -32,11 +32,13 @@ def minmax(scores: Mapping[str, float]) -> dict[str, float]:
     return {key: (value - low) / (high - low) for key, value in scores.items()}
 
 
-def scaled_to_max(scores: Mapping[str, float]) -> dict[str, float]:
-    """Scores divided by the best one (a zero floor keeps absolute gaps: BM25 has a natural zero)."""
+def scaled_to_max(scores: Mapping[str, float], floor: float = 0.0) -> dict[str, float]:
+    """Scores divided by the best one, or by `floor` when the best is lower (a zero bottom keeps
+    absolute gaps: BM25 has a natural zero; the floor keeps a leg whose best evidence is weak
+    from being stretched to full strength)."""
     if not scores:
         return {}
-    high = max(scores.values())
+    high = max(max(scores.values()), floor)
     if high <= 0:
         return dict.fromkeys(scores, 0.0)
     return {key: max(0.0, value) / high for key, value in scores.items()}
@@ -94,6 +96,21 @@ def path_word_match(path: str, words: frozenset[str]) -> float:
         if word in parts or any(_same_stem(word, part) for part in parts):
             matched += 1
     return matched / len(words)
+
+
+def file_named_after(path: str, names: Iterable[str]) -> float:
+    """1.0 when the file's name without its extension is one of `names` (case and `_` ignored:
+    `client_session.py` for ClientSession, `SqlMapper.cs` for SqlMapper); 0.5 when a name is only
+    the first part of a dotted file name (`SqlMapper.Async.cs`, a partial of the same class); 0."""
+    base = PurePosixPath(path).name
+    full = base.rsplit(".", 1)[0] if "." in base else base
+    first = full.split(".", 1)[0]
+    folded = {n.lower().replace("_", "") for n in names}
+    if full.lower().replace("_", "") in folded:
+        return 1.0
+    if first != full and first.lower().replace("_", "") in folded:
+        return 0.5
+    return 0.0
 
 
 def _same_stem(a: str, b: str, minimum: int = 4) -> bool:

@@ -98,6 +98,10 @@ CREATE INDEX IF NOT EXISTS chunks_unit ON chunks(unit_key);
 """
 _SCHEMA += _CHUNKS_SCHEMA
 
+# The lexical index's tokenizer (the `tokenize` option above): porter stemming over unicode61.
+# The PostgreSQL backend cuts query terms with it too (`woods.store.fts5_bm25`).
+LEXICAL_TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
+
 _SEGMENT_SEPARATORS = re.compile(r"::|#|\.|:|/")
 
 
@@ -130,11 +134,17 @@ class LexicalDocument:
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def clean_terms(terms: Sequence[str]) -> list[str]:
+    """`terms` as the lexical index is asked for them: control characters dropped (SQLite reads a
+    NUL as the end of the query), surrounding blanks stripped, empty terms skipped."""
+    cleaned = (_CONTROL.sub("", term).strip() for term in terms)
+    return [term for term in cleaned if term]
+
+
 def match_expression(terms: Sequence[str]) -> str:
     """An FTS5 query matching any of `terms`: each quoted (so no input is ever FTS5 syntax), control
-    characters dropped (SQLite reads a NUL as the end of the query); empty terms are skipped."""
-    cleaned = (_CONTROL.sub("", term).strip() for term in terms)
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in cleaned if term)
+    characters dropped, empty terms skipped (`clean_terms`)."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in clean_terms(terms))
 
 
 @dataclass(frozen=True, slots=True)
