@@ -82,7 +82,7 @@ def _wraps_items(node: Node, source: bytes) -> bool:
     if name is None or base.text(name, source) == "macro_rules":
         return False
     tree = next((c for c in node.named_children if c.type == "token_tree"), None)
-    if tree is None or not source[tree.start_byte : tree.start_byte + 1] == b"{":
+    if tree is None or source[tree.start_byte : tree.start_byte + 1] != b"{":
         return False
     inner = source[tree.start_byte + 1 : tree.end_byte - 1].lstrip()
     return any(inner.startswith(word.encode()) for word in _ITEM_STARTS)
