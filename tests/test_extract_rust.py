@@ -162,3 +162,40 @@ def test_deep_nesting_does_not_recurse() -> None:
     assert len(units) == 302
     assert units[-1].identifier == "crate::" + "::".join(f"m{i}" for i in range(300)) + "::leaf"
     assert units[-1].parent == units[-2].identifier and units[-1].line_start == 301
+
+
+def test_items_inside_conditional_compilation_macros_are_units() -> None:
+    """tokio-style `cfg_rt! { … }` wrappers hold items: they are units at their exact lines, with
+    their own docs, and the wrapper's text stays as written in the module's source."""
+    source = (
+        "//! Blocking tasks.\n"
+        "cfg_rt! {\n"
+        "    /// Runs blocking code on a dedicated thread.\n"
+        "    pub fn spawn_blocking<F>(f: F) -> u32 {\n"
+        "        1\n"
+        "    }\n"
+        "    cfg_fs! {\n"
+        "        pub(crate) struct Pool;\n"
+        "    }\n"
+        "}\n"
+        "fn top() { cfg_rt! { let x = 1; } }\n"
+    )
+    units = {u.identifier: u for u in extract("src/task/blocking.rs", source.encode()).units}
+    spawn = units["crate::task::blocking::spawn_blocking"]
+    assert (spawn.type, spawn.line_start, spawn.line_end) == ("function", 4, 6)  # docs are docstring, as elsewhere
+    assert spawn.docstring == "Runs blocking code on a dedicated thread."
+    assert spawn.source_code.startswith("pub fn spawn_blocking") and spawn.source_code.endswith("    }")
+    pool = units["crate::task::blocking::Pool"]
+    assert (pool.type, pool.line_start) == ("struct", 8)
+    module = units["crate::task::blocking"]
+    assert module.docstring == "Blocking tasks." and "cfg_rt! {" in module.source_code  # the text as written
+    assert set(units) == {"crate::task::blocking", "crate::task::blocking::spawn_blocking",
+                          "crate::task::blocking::Pool", "crate::task::blocking::top"}
+
+
+def test_macro_rules_definitions_are_units() -> None:
+    source = "/// Waits on several branches at once.\nmacro_rules! select {\n    () => {};\n}\n"
+    units = {u.identifier: u for u in extract("src/macros/select.rs", source.encode()).units}
+    select = units["crate::macros::select::select"]
+    assert (select.type, select.line_start, select.line_end) == ("macro", 2, 4)
+    assert select.docstring == "Waits on several branches at once."

@@ -54,7 +54,8 @@ def detect_package_dirs(paths: Iterable[str]) -> frozenset[str]:
 # Bump whenever an extractor's output changes for the same input (new unit types, identifiers, edges):
 # cached extractions of an older format are then not reused.
 # 3: Python package re-exports keep the imported name; @overload stubs yield the name to the implementation.
-EXTRACTION_FORMAT = 3
+# 4: Rust items inside item-wrapping macros (`cfg_rt! { … }`) and `macro_rules!` definitions are units.
+EXTRACTION_FORMAT = 4
 
 
 @dataclass(frozen=True, slots=True)

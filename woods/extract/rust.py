@@ -36,7 +36,56 @@ _ITEM_TYPES = {
     "enum_item": "enum",
     "trait_item": "trait",
     "type_item": "type_alias",
+    "macro_definition": "macro",
 }
+# Words an item may start with: a macro invocation at item level whose `{ … }` body starts with one
+# of these wraps items (`cfg_rt! { pub fn spawn_blocking … }`, tokio's conditional compilation).
+_ITEM_STARTS = frozenset(
+    {"pub", "fn", "impl", "struct", "enum", "trait", "mod", "use", "type", "const", "static", "async", "unsafe",
+     "extern", "union", "macro_rules", "#", "///", "//!", "/*", "//"}
+)
+# Wrapping macros can nest (`cfg_rt! { cfg_fs! { … } }`); unwrapping stops after this many levels.
+_MAX_UNWRAP_DEPTH = 4
+
+
+def unwrap_item_macros(source: bytes, root: Node) -> bytes | None:
+    """The source with every item-level `name! { items }` wrapper blanked (its `name! {` and closing
+    `}` become spaces, newlines kept), so the wrapped items parse as items at their own byte
+    positions — or None when there is none. Byte offsets never move, so line ranges and texts read
+    from the original source stay exact."""
+    spans: list[tuple[int, int]] = []
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        for child in node.named_children:
+            if child.type == "macro_invocation" and _wraps_items(child, source):
+                tree = child.child_by_field_name("token_tree") or next(
+                    (c for c in child.named_children if c.type == "token_tree"), None
+                )
+                if tree is not None:
+                    spans.append((child.start_byte, tree.start_byte + 1))  # `name! {`
+                    spans.append((tree.end_byte - 1, child.end_byte))  # `}` (and a trailing `;`)
+            elif child.type in ("declaration_list", "mod_item"):
+                stack.append(child)
+    if not spans:
+        return None
+    out = bytearray(source)
+    for start, end in spans:
+        for index in range(start, end):
+            if out[index] not in (0x0A, 0x0D):
+                out[index] = 0x20
+    return bytes(out)
+
+
+def _wraps_items(node: Node, source: bytes) -> bool:
+    name = node.child_by_field_name("macro")
+    if name is None or base.text(name, source) == "macro_rules":
+        return False
+    tree = next((c for c in node.named_children if c.type == "token_tree"), None)
+    if tree is None or source[tree.start_byte : tree.start_byte + 1] != b"{":
+        return False
+    inner = source[tree.start_byte + 1 : tree.end_byte - 1].lstrip()
+    return any(inner.startswith(word.encode()) for word in _ITEM_STARTS)
 # Prelude names (enum variants, std constructors) a call never resolves to in project code.
 _PRELUDE = frozenset({"Ok", "Err", "Some", "None", "Box", "Vec", "String", "drop", "Default", "Option"})
 # First path segments that name the standard library, kept as written.
@@ -114,7 +163,10 @@ def _leading_docs(node: Node, source: bytes) -> str | None:
     expected = node.start_point[0]
     while current is not None and current.end_point[0] >= expected - 1:
         if current.type in _COMMENTS:
-            lines.insert(0, base.text(current, source).rstrip("\n"))
+            raw = base.text(current, source).rstrip("\n")
+            if raw.startswith(("//!", "/*!")):  # an inner doc comment documents the enclosing module
+                break
+            lines.insert(0, raw)
         elif current.type != "attribute_item":
             break
         expected = current.start_point[0]
@@ -139,6 +191,14 @@ class _Extractor:
 
     def run(self) -> FileExtraction:
         tree = base.parse("rust", self.source)
+        warnings = base.syntax_warnings(tree, self.file_path)
+        parsed = self.source
+        for _level in range(_MAX_UNWRAP_DEPTH):  # items inside `cfg_x! { … }` wrappers are items too
+            unwrapped = unwrap_item_macros(parsed, tree.root_node)
+            if unwrapped is None:
+                break
+            parsed = unwrapped
+            tree = base.parse("rust", parsed)
         root = tree.root_node
         ctx = _Ctx(self.root_module)
         module = _Draft(self.root_module, "module", root, root, None, self._parent_module(self.root_module), ctx)
@@ -191,7 +251,7 @@ class _Extractor:
             stack.extend((c, owner, ctx) for c in reversed(node.children))
         self._attach_impls()
         units = tuple(self._freeze(d) for d in self.drafts)
-        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+        return FileExtraction(self.file_path, LANGUAGE, units, warnings)
 
     # -- declarations ----------------------------------------------------------------------
 

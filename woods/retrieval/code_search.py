@@ -43,6 +43,7 @@ from woods.retrieval.signals import (
     file_named_after,
     minmax,
     name_match,
+    older_versions,
     path_word_match,
     role_penalty,
     rrf,
@@ -119,6 +120,8 @@ class CodeSearchConfig:
     document_factor: float = 0.6
     # Files with several good units: their best unit gains coherence × its file's share.
     coherence: float = 0.4
+    # Files below an older versioned directory (`v3/` beside `v4/`), unless the question names it.
+    older_version_factor: float = 0.6
     # Structural importance (PageRank percentile) as a small prior.
     pagerank_weight: float = 0.05
     # The n-th unit of one file beyond the first is multiplied by decay**(n-1).
@@ -318,6 +321,7 @@ class CodeSearch:
         top = max(fused.values()) or 1.0
         scores: dict[str, float] = {}
         terms = frozenset(analysis.terms)
+        superseded = older_versions({u.file_path for u in summaries.values()}, analysis.words)
         per_file: dict[str, tuple[float, float, float]] = {}  # path → (role factor, term share, named after)
         for key, base in fused.items():
             unit = summaries[key]
@@ -344,6 +348,8 @@ class CodeSearch:
             score += config.path_match_boost * top * term_share
             score += config.pagerank_weight * top * unit.pagerank_percentile
             score *= role_factor
+            if unit.file_path in superseded:
+                score *= config.older_version_factor
             if unit.type == "document":  # demoted for code questions, preferred when docs are asked for
                 score *= config.document_factor if DOCS not in analysis.roles else 1.0 / config.document_factor
             scores[key] = score

@@ -7,6 +7,7 @@ Every function is deterministic and reads nothing but its arguments.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 
@@ -96,6 +97,29 @@ def path_word_match(path: str, words: frozenset[str]) -> float:
         if word in parts or any(_same_stem(word, part) for part in parts):
             matched += 1
     return matched / len(words)
+
+
+# A versioned directory: `v3/`, `v4/` (an API kept in several versions side by side).
+_VERSION_DIR = re.compile(r"(?:^|/)v(\d+)/")
+
+
+def older_versions(paths: Iterable[str], words: frozenset[str]) -> frozenset[str]:
+    """The paths below a versioned directory (`src/v3/…`) that has a newer sibling among `paths`
+    (`src/v4/…`): the older copy of an API a library keeps for compatibility. A version the
+    question names (`v3`) is never older."""
+    newest: dict[str, int] = {}
+    located: dict[str, tuple[str, int]] = {}
+    for path in paths:
+        match = _VERSION_DIR.search(path)
+        if match is None:
+            continue
+        parent, version = path[: match.start()], int(match.group(1))
+        located[path] = (parent, version)
+        newest[parent] = max(version, newest.get(parent, version))
+    return frozenset(
+        path for path, (parent, version) in located.items()
+        if version < newest[parent] and f"v{version}" not in words
+    )
 
 
 def file_named_after(path: str, names: Iterable[str]) -> float:
