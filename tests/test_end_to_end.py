@@ -64,8 +64,14 @@ def test_search_by_identifier_finds_the_unit_in_top_3(model_repo, query, expecte
     ],
 )
 def test_search_by_description_finds_the_unit_in_top_3(model_repo, query, expected_any):
+    # A question in words may be answered by the unit or by the member of it that does the work
+    # (the code profile lets a method lead its class's file): either names the right code.
     top = _top(model_repo, query)
-    assert expected_any & set(top), top
+    assert any(_is_or_inside(hit, unit) for hit in top for unit in expected_any), top
+
+
+def _is_or_inside(identifier: str, unit: str) -> bool:
+    return identifier == unit or any(identifier.startswith(unit + sep) for sep in (".", "#", "::"))
 
 
 @pytest.mark.parametrize(

@@ -225,7 +225,8 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     mean = x.mean(axis=-1, keepdims=True)
     centered = x - mean
     variance = np.mean(centered * centered, axis=-1, keepdims=True)
-    return centered / np.sqrt(variance + np.float32(eps)) * weight + bias
+    normalised: np.ndarray = centered / np.sqrt(variance + np.float32(eps)) * weight + bias
+    return normalised
 
 
 def _softmax_last(scores: np.ndarray) -> np.ndarray:
@@ -343,7 +344,8 @@ class NumpyMiniLMEncoder:
         return len(self._tokenizer.encode(text).ids)
 
     def embed(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]
+        row: np.ndarray = self.embed_batch([text])[0]
+        return row
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
@@ -377,7 +379,8 @@ class NumpyMiniLMEncoder:
             x = self._layer(x, layer, score_mask)
         pooled = (x * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1), _MIN_TOKEN_COUNT)[:, None]
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return pooled / np.maximum(norms, np.float32(1e-12))
+        unit_rows: np.ndarray = pooled / np.maximum(norms, np.float32(1e-12))
+        return unit_rows
 
     def _layer(self, x: np.ndarray, layer: _Layer, score_mask: np.ndarray) -> np.ndarray:
         batch, length, hidden = x.shape

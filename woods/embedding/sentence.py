@@ -103,7 +103,8 @@ class SentenceTransformerProvider:
         return len(self._tokenizer.encode(text).ids)
 
     def embed(self, text: str) -> np.ndarray:
-        return self.embed_batch([text])[0]
+        row: np.ndarray = self.embed_batch([text])[0]
+        return row
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
