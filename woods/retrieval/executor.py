@@ -30,6 +30,15 @@ from woods.store.base import (
 )
 from woods.store.identity import public_identifier, strip_chunk
 
+
+class SubjectLookup(Protocol):
+    """Where graph seeds and direct's fallback come from (woods/retrieval/subjects.py)."""
+
+    def records_for(self, term: str) -> list[Record]: ...
+
+    def keyword_candidates(self, keywords: Sequence[str], limit: int) -> list[Candidate]: ...
+
+
 DEFAULT_LIMIT = 20  # Ruby executor default; the retriever never passes another limit.
 
 # Hybrid fetches this many times `limit` from each source so a unit found by two sources near
@@ -148,8 +157,12 @@ class SearchExecutor:
         vectors: VectorStore | None,
         graph: GraphStore | None,
         embedder_factory: Callable[[], Embedder] | None,
+        subjects: SubjectLookup | None = None,
     ) -> None:
         self._metadata = metadata
+        # None: the Ruby gem's substring scan of every record (parity); the code profile passes
+        # an index-backed lookup (woods/retrieval/subjects.py).
+        self._subjects = subjects
         self._vectors = vectors
         self._graph = graph
         self._embedder_factory = embedder_factory
@@ -290,10 +303,10 @@ class SearchExecutor:
             exact.extend(self._graph_identifier_matches(records, term))
         if exact:
             return sorted({str(r["id"]) for r in exact})
-        fallback = {
-            str(r["id"]) for term, records in records_by_term.items() if "::" not in term for r in records
-        }
-        return sorted(fallback)[:GRAPH_FALLBACK_SEEDS]
+        mentions = [str(r["id"]) for term, records in records_by_term.items() if "::" not in term for r in records]
+        if self._subjects is not None:  # ranked by the lexical index: its best mentions, in order
+            return list(dict.fromkeys(mentions))[:GRAPH_FALLBACK_SEEDS]
+        return sorted(set(mentions))[:GRAPH_FALLBACK_SEEDS]
 
     def _graph_query_records(self, query: str) -> dict[str, list[Record]]:
         result: dict[str, list[Record]] = {}
@@ -312,7 +325,7 @@ class SearchExecutor:
         direct = self._metadata.find(term)
         if direct is not None:
             return [{**direct, "id": term}]
-        records = self._metadata.search(term)
+        records = self._term_records(term)
         exact = [r for r in records if record_identifier(r) == term]
         if exact:
             return exact
@@ -323,9 +336,14 @@ class SearchExecutor:
         if inferred is not None:
             return [{**inferred, "id": camelized}]
         union: dict[str, Record] = {}
-        for record in [*records, *self._metadata.search(camelized)]:
+        for record in [*records, *self._term_records(camelized)]:
             union.setdefault(str(record["id"]), record)
         return list(union.values())
+
+    def _term_records(self, term: str) -> list[Record]:
+        if self._subjects is not None:
+            return self._subjects.records_for(term)
+        return self._metadata.search(term)
 
     @staticmethod
     def _graph_identifier_matches(records: list[Record], term: str) -> list[Record]:
@@ -375,6 +393,8 @@ class SearchExecutor:
                     found.append(Candidate(variant, DIRECT_SCORE, "direct", record))
                     break
         if not found:
+            if self._subjects is not None:
+                return self._subjects.keyword_candidates(keywords, limit)
             return self.keyword(keywords, limit)
         return found[:limit]
 

@@ -40,10 +40,11 @@ from woods.retrieval.candidates import (
 from woods.retrieval.classifier import QueryClassifier, select_strategy
 from woods.retrieval.code_search import CodeSearch, CodeSearchConfig, DenseStore
 from woods.retrieval.exact import exact_matches
-from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor
+from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor, SubjectLookup
 from woods.retrieval.lexical import LexicalAssembler, LexicalIndex
 from woods.retrieval.ranker import RRF_POLICIES, Ranker
 from woods.retrieval.scope import Scope, ScopedGraphStore, ScopedVectorStore, scope_requested
+from woods.retrieval.subjects import LexicalSubjects
 from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
 from woods.store.identity import public_identifier, strip_chunk
 from woods.store.metadata import UnitSummary
@@ -178,10 +179,18 @@ class Retriever:
             metadata=meta,
             vectors=vec,
             graph=gra,
-            executor=SearchExecutor(meta, vec, gra, factory),
+            executor=SearchExecutor(meta, vec, gra, factory, subjects=self._subjects(metadata, meta)),
             ranker=Ranker(meta, gra, rrf_policy=self._rrf_policy),
             assembler=ContextAssembler(meta, chars_per_token=self._chars_per_token),
         )
+
+    def _subjects(self, raw: Any, metadata: Any) -> SubjectLookup | None:
+        """The code profile finds graph seeds and direct's fallback through the lexical index;
+        the Ruby profile keeps the gem's substring scan (None), and so does a scope's in-memory
+        view of its units (it has no lexical index; its records are already few)."""
+        if self.profile != "code" or not callable(getattr(raw, "lexical_search", None)):
+            return None
+        return LexicalSubjects(metadata, (self._code_config or CodeSearchConfig()).lexical_weights)
 
     def _base_pipeline(self) -> _Pipeline:
         if self._pipeline is None:

@@ -1,0 +1,61 @@
+"""SubjectLookup: how the graph and direct strategies find the units a query term may name.
+
+Why: the Ruby gem finds a graph seed, and direct's fallback, by a substring scan of every record
+(`MetadataStore.search`) — kept as is in the Ruby profile for parity, but a full scan per term
+costs seconds at 100k units. The code profile asks the lexical index instead: a term's candidates
+are the units its code-aware tokens rank highest by BM25 (the `name` column weighs most, so a unit
+named by the term is among them), read in one batch. Guarantees: no full scan; the same order for
+the same index and term (BM25 score, then key); at most `depth` records per term.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from woods.retrieval.candidates import Candidate
+from woods.store.base import Record
+from woods.tokens import query_terms
+
+# Units per term read for seed resolution: enough that a unit named by the term is among them even
+# when its tokens are common (BM25's name column dominates), small enough to read in one batch.
+SUBJECT_DEPTH = 50
+
+
+class LexicalMetadata(Protocol):
+    def lexical_search(self, terms: list[str], limit: int, weights: tuple[float, ...]) -> list[tuple[str, float]]: ...
+
+    def find_batch(self, keys: Sequence[str]) -> dict[str, Record]: ...
+
+
+class LexicalSubjects:
+    """Subject lookup over the lexical index (the code profile's graph seeds and direct fallback)."""
+
+    def __init__(self, metadata: LexicalMetadata, weights: tuple[float, ...], depth: int = SUBJECT_DEPTH) -> None:
+        self._metadata = metadata
+        self._weights = weights
+        self._depth = depth
+
+    def _ranked(self, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
+        terms = list(dict.fromkeys(t for word in words for t in query_terms(word)))
+        if not terms:
+            return []
+        return self._metadata.lexical_search(terms, limit, self._weights)
+
+    def records_for(self, term: str) -> list[Record]:
+        """The units `term` most likely names, best first, each with its storage key as `id`."""
+        ranked = self._ranked([term], self._depth)
+        found = self._metadata.find_batch([key for key, _score in ranked])
+        return [{**found[key], "id": key} for key, _score in ranked if key in found]
+
+    def keyword_candidates(self, keywords: Sequence[str], limit: int) -> list[Candidate]:
+        """Direct's fallback: the lexical leg for the keywords, scores scaled to (0, 1] by the best."""
+        ranked = self._ranked(keywords, limit)
+        if not ranked:
+            return []
+        best = ranked[0][1]
+        found = self._metadata.find_batch([key for key, _score in ranked])
+        return [
+            Candidate(key, score / best if best > 0 else 1.0, "keyword", found.get(key, {}))
+            for key, score in ranked
+        ]
