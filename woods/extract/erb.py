@@ -14,20 +14,23 @@ repository-relative path. Partials (`_form.html.erb`) are units too, `metadata["
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
 
 from woods.extract import base
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.extract.rails.inflection import singularize
 from woods.extract.ruby import (
+    REFERENCE_PATTERNS,
+    RubyScan,
     call_arguments,
-    call_name,
     collect_references,
     dedup_dependencies,
     hash_options,
+    scan_query,
     string_value,
 )
 from woods.units import Dependency, FileExtraction, Unit
@@ -38,7 +41,6 @@ UNIT_TYPE = "view_template"
 _CODE_DIRECTIVES = frozenset({"directive", "output_directive"})
 # Route helpers seen in link_to/button_to/redirect arguments: `user_path`, `edit_user_url`.
 _ROUTE_HELPER = re.compile(r"^\w+_(path|url)$")
-_NOT_NEWLINE = re.compile(rb"[^\n]")
 
 
 def view_identifier(file_path: str) -> tuple[str, str | None]:
@@ -70,43 +72,59 @@ def partial_path(reference: str, view_rel: str | None, suffix: str) -> str:
 
 def ruby_view(source: bytes, template: Node) -> tuple[bytes, Node]:
     """The template with everything but Ruby code blanked (same length, same newlines), and its tree."""
-    buffer = bytearray(_NOT_NEWLINE.sub(b" ", source))
-    for node in base.walk(template):
-        if node.type not in _CODE_DIRECTIVES:
-            continue
-        for child in node.named_children:
-            if child.type == "code":
-                buffer[child.start_byte : child.end_byte] = source[child.start_byte : child.end_byte]
-                if child.end_byte < len(buffer) and buffer[child.end_byte] != 0x0A:
-                    buffer[child.end_byte] = ord(";")
+    buffer = bytearray(source.translate(_BLANK))
+    for child in sorted(QueryCursor(_code_query()).captures(template).get("code", []), key=_start_byte):
+        buffer[child.start_byte : child.end_byte] = source[child.start_byte : child.end_byte]
+        if child.end_byte < len(buffer) and buffer[child.end_byte] != 0x0A:
+            buffer[child.end_byte] = ord(";")
     blanked = bytes(buffer)
     return blanked, base.parse("ruby", blanked).root_node
 
 
-# The node types the template's facts come from, collected in one pre-order walk.
-_FACT_NODES = frozenset({"call", "identifier", "instance_variable"})
+# Every byte but a newline becomes a space (what `_NOT_NEWLINE.sub(b" ", …)` does, in one C pass).
+_BLANK = bytes(0x0A if byte == 0x0A else 0x20 for byte in range(256))
+# The Ruby `code` of `<% %>` and `<%= %>` directives (not comments `<%# %>`).
+_CODE_QUERY_SOURCE = "(directive (code) @code) (output_directive (code) @code)"
+# The template's facts, found by the same traversal as the references (`RubyScan`): `render`
+# calls without a receiver, identifiers that may be route helpers (`_ROUTE_HELPER` decides; the
+# query only skips those that cannot end in `_path`/`_url`) and instance variables.
+_FACT_QUERY_SOURCE = """
+(call !receiver method: (identifier) @_render_name (#eq? @_render_name "render")) @render_call
+((identifier) @identifier (#match? @identifier "_(path|url)$"))
+(instance_variable) @instance_variable
+"""
 
 
-def _fact_nodes(root: Node) -> dict[str, list[Node]]:
-    """Every call, identifier and instance variable of the Ruby view, in source (pre-)order:
-    one walk instead of one per fact."""
-    found: dict[str, list[Node]] = {kind: [] for kind in _FACT_NODES}
-    for node in base.walk(root):
-        kind = node.type
-        if kind in _FACT_NODES:
-            found[kind].append(node)
-    return found
+def _start_byte(node: Node) -> int:
+    return node.start_byte
+
+
+@functools.cache
+def _code_query() -> Query:
+    return Query(base.language("embedded_template"), _CODE_QUERY_SOURCE)
+
+
+def _fact_nodes(root: Node, code: bytes, file_path: str) -> tuple[dict[str, list[Node]], list[tuple[int, Dependency]]]:
+    """The view's `render` calls, route-helper-like identifiers and instance variables (source
+    order), and its references (`collect_references` from the root), from one query over the Ruby view."""
+    scan = RubyScan(root, code, file_path, scan_query(REFERENCE_PATTERNS + _FACT_QUERY_SOURCE))
+    captures = scan.captures
+    # A query lists captures by match, not strictly by position: sort (no two share a start byte).
+    facts = {
+        kind: sorted(captures.get(kind, []), key=_start_byte)
+        for kind in ("render_call", "identifier", "instance_variable")
+    }
+    references = scan.references(root, ())
+    if references is None:
+        references = collect_references(root, code, (), file_path)
+    return facts, references
 
 
 def _render_targets(
     calls: list[Node], code: bytes, view_rel: str | None, suffix: str
 ) -> list[tuple[int, Dependency]]:
     found: list[tuple[int, Dependency]] = []
-    for node in calls:
-        if node.child_by_field_name("receiver") is not None:
-            continue
-        if call_name(node, code) != "render":
-            continue
+    for node in calls:  # receiver-less `render` calls
         args = call_arguments(node)
         options = hash_options(args, code)
         reference = string_value(args[0], code) if args and args[0].type == "string" else None
@@ -166,9 +184,8 @@ def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LA
     suffix = _handler_suffix(name)
     template = base.parse("embedded_template", source)
     code, root = ruby_view(source, template.root_node)
-    facts = _fact_nodes(root)
-    deps = collect_references(root, code, (), file_path)
-    deps += _render_targets(facts["call"], code, view_rel, suffix)
+    facts, deps = _fact_nodes(root, code, file_path)
+    deps += _render_targets(facts["render_call"], code, view_rel, suffix)
     text = source.decode("utf-8", "replace")
     line_end = max(1, text.count("\n") + (0 if text.endswith("\n") or not text else 1))
     metadata: dict[str, object] = {

@@ -22,6 +22,12 @@ identifier, different `file_path`/lines. Merging them is the index's business, n
 Rails knowledge (unit types, model/controller metadata, routes, rake tasks) lives in `rails/`,
 which post-processes the drafts built here (and is the entry point for every Ruby file); `erb.py` reuses `collect_references` on the Ruby code
 embedded in templates.
+
+Speed: `RubyScan` runs one tree-sitter query per file and derives from its captures what the plain
+walks find node by node — every unit's references, the file's top-level requires, and which
+subtrees the declaration walk may skip — so Python touches a few node kinds instead of every node.
+`collect_references` stays the reference walk: the scan answers "use the walk" whenever it cannot
+place a node by byte ranges, and tests/test_extract_ruby_scan.py holds the two equal.
 """
 
 from __future__ import annotations
@@ -29,8 +35,10 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -71,6 +79,7 @@ _MAGIC_COMMENT = re.compile(
     r"^#\s*(-\*-.*-\*-|frozen_string_literal:|encoding:|coding:|warn_indent:|typed:|rubocop:|shareable_constant_value:|!)"
 )
 _COMMENT_QUERY_SOURCE = "(comment) @comment"
+_COMMENT_MARKER = re.compile(r"^#+ ?")
 
 
 @dataclass
@@ -125,6 +134,14 @@ class RubyFile:
     root: Node
     drafts: list[UnitDraft]
     file_requires: list[tuple[int, Dependency]]
+    scan: RubyScan | None = None
+
+    def references(self, root: Node, nesting: tuple[str, ...]) -> list[tuple[int, Dependency]]:
+        """`collect_references(root, …)` for a unit root or the file's root, from the scan when it can tell."""
+        found = self.scan.references(root, nesting) if self.scan is not None else None
+        if found is None:
+            found = collect_references(root, self.source, nesting, self.file_path)
+        return found
 
 
 # ----------------------------------------------------------------------------- small helpers
@@ -412,18 +429,296 @@ def _call_references(
     stack.extend(reversed(children))
 
 
+def _position(item: tuple[int, Dependency]) -> int:
+    return item[0]
+
+
 def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency, ...]:
     """First occurrence of each (target, via), ordered by source position (stable)."""
-    ordered = sorted(enumerate(items), key=lambda pair: (pair[1][0], pair[0]))
+    ordered = sorted(items, key=_position)  # a stable sort: ties keep their order
     seen: set[tuple[str, str]] = set()
     result: list[Dependency] = []
-    for _, (_, dep) in ordered:
+    for _, dep in ordered:
         key = (dep.target, dep.via)
         if key in seen:
             continue
         seen.add(key)
         result.append(dep)
     return tuple(result)
+
+
+# ----------------------------------------------------------------------------- the scan: one query per file
+#
+# Walking every node of a tree in Python costs several times the parse (each `.children`,
+# `.type` or field access makes Python objects). One query instead lets tree-sitter find, in C,
+# the few node kinds the extractor looks at; `RubyScan` turns them into the same references the
+# plain walk (`collect_references`) finds, for every unit at once, and tells the declaration
+# walk which subtrees can hold anything it records (the rest it skips).
+
+# What the references need (the whole scan of a template's Ruby, `erb.py`).
+REFERENCE_PATTERNS = """
+[(constant) (scope_resolution)] @const
+(call method: (constant) @method_constant)
+(call receiver: [(constant) (scope_resolution)]) @constant_call
+(call !receiver method: (identifier) @_special_name
+  (#any-of? @_special_name "include" "extend" "prepend" "require" "require_relative" "require_dependency")) @special
+(assignment left: [(constant) (scope_resolution)]) @constant_assignment
+[(class) (module)] @namespace
+"""
+# Plus what a Ruby file's declaration walk and file-level requires need.
+_SCAN_QUERY_SOURCE = REFERENCE_PATTERNS + """
+[(method) (singleton_method) (singleton_class)] @definition
+(body_statement (call !receiver) @statement_call)
+(block_body (call !receiver) @statement_call)
+(call !receiver method: (identifier) @_visibility_name
+  (#any-of? @_visibility_name "private" "protected" "public" "private_class_method" "public_class_method")) @visibility_call
+(body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
+(ERROR) @error
+"""
+# Captures whose subtrees the declaration walk (`_Walker`) must enter: everything it records
+# (declarations, class-body calls, visibility words and calls, factories, error recovery).
+_WALKER_CAPTURES = (
+    "namespace",
+    "definition",
+    "constant_assignment",
+    "statement_call",
+    "visibility_call",
+    "word",
+    "error",
+)
+_RECEIVERLESS_CALL_QUERY_SOURCE = "(call !receiver method: (identifier) @name) @call"
+
+# Event kinds of the scan (what a reference becomes once a unit's nesting is known).
+_CONSTANT, _CALLS, _MIXIN, _REQUIRE = range(4)
+# How a node of the scan sweep lets the walk into its children: all, or none of them.
+_ALL: None = None
+_NONE: tuple[tuple[int, int], ...] = ()
+
+
+@functools.cache
+def scan_query(source: str = _SCAN_QUERY_SOURCE) -> Query:
+    """The scan's query; a caller that needs only references (`REFERENCE_PATTERNS`) plus facts of
+    its own from the same traversal passes its own source (ERB)."""
+    return Query(base.language(LANGUAGE), source)
+
+
+@functools.cache
+def _receiverless_call_query() -> Query:
+    return Query(base.language(LANGUAGE), _RECEIVERLESS_CALL_QUERY_SOURCE)
+
+
+def receiverless_calls(node: Node, source: bytes, within: tuple[int, int] | None = None) -> list[tuple[Node, str]]:
+    """Every call without a receiver whose method is an identifier, under `node` (itself included),
+    with its method name, in pre-order — what `base.walk` + `call_name` would list, found in C.
+    `within` narrows that to the calls inside a byte range (several subtrees of `node` at once)."""
+    cursor = QueryCursor(_receiverless_call_query())
+    cursor.set_containing_byte_range(*(within or (node.start_byte, node.end_byte)))
+    found: list[tuple[int, Node, str]] = []
+    for _pattern, captured in cursor.matches(node):
+        call = captured["call"][0]
+        name = captured["name"][0]
+        found.append((call.start_byte, call, source[name.start_byte : name.end_byte].decode("utf-8", "replace")))
+    found.sort(key=lambda item: item[0])  # receiver-less calls never share a start byte
+    return [(call, name) for _start, call, name in found]
+
+
+class _Open(NamedTuple):
+    """A node of the sweep whose subtree is still being read (the innermost is on top)."""
+
+    end: int
+    reach: bool  # the reference walk gets here
+    top: bool  # the file-level require walk gets here (outside classes, modules and methods)
+    namespace: int  # start byte of the innermost class/module around (-1: none)
+    kept: tuple[tuple[int, int], ...] | None  # child ranges the walk enters (None: all of them)
+
+
+class RubyScan:
+    """One file's references (what `collect_references` finds under any unit root), computed in one
+    sweep over one query's captures; `None` from `references` means "use the plain walk" (a file
+    with zero-width candidate nodes, or a root the file-level walk never reaches). A query of
+    `REFERENCE_PATTERNS` only serves `references(root_node, …)` (no declarations, no file requires)."""
+
+    def __init__(self, root: Node, source: bytes, file_path: str, query: Query | None = None) -> None:
+        self.source = source
+        self.file_path = file_path
+        captures = QueryCursor(query or scan_query()).captures(root)
+        self.captures = captures
+        marks = [n.start_byte for name in _WALKER_CAPTURES for n in captures.get(name, ())]
+        marks.sort()
+        self.walker_marks = marks
+        self.exact = True
+        # (position, namespace start, kind, payload): reachable references in source order.
+        self.events: list[tuple[int, int, int, tuple[object, ...]]] = []
+        self.positions: list[int] = []
+        self.reach: dict[tuple[int, int], bool] = {}
+        self.file_requires: list[tuple[int, Dependency]] = []
+        self._dependencies: dict[tuple[int, tuple[object, ...], tuple[str, ...]], Dependency] = {}
+        self._sweep(captures)
+
+    def holds_walker_nodes(self, node: Node) -> bool:
+        """Whether `node`'s subtree holds a node the declaration walk records."""
+        marks = self.walker_marks
+        index = bisect_left(marks, node.start_byte)
+        return index < len(marks) and marks[index] < node.end_byte
+
+    def _sweep(self, captures: dict[str, list[Node]]) -> None:
+        items: list[tuple[int, int, int, int, Node]] = []
+        for order, name in enumerate(
+            ("namespace", "definition", "constant_assignment", "constant_call", "special", "const")
+        ):
+            for node in captures.get(name, ()):
+                start, end = node.start_byte, node.end_byte
+                if start == end:
+                    self.exact = False  # zero-width (missing) nodes: ranges cannot place them
+                    return
+                items.append((start, -end, order, len(items), node))
+        items.sort()  # pre-order: by start, the enclosing node first (the index breaks no real tie)
+        method_constants = {n.start_byte for n in captures.get("method_constant", ())}
+        source, events = self.source, self.events
+        stack: list[_Open] = [_Open(len(source) + 1, True, True, -1, _ALL)]
+        last_position = -1
+        for start, negative_end, order, _index, node in items:
+            while stack[-1].end <= start:
+                stack.pop()
+            parent = stack[-1]
+            kept = parent.kept
+            reach = parent.reach and (kept is None or any(low <= start < high for low, high in kept))
+            top = parent.top
+            namespace = parent.namespace
+            end = -negative_end
+            if order == 5:  # constant / scope_resolution
+                if node.type == "constant":
+                    if reach and start not in method_constants:
+                        name = source[start:end].decode("utf-8", "replace")
+                        events.append((start, namespace, _CONSTANT, (name, False)))
+                    continue
+                resolved = constant_path(node, source)
+                if reach and resolved is not None:
+                    events.append((start, namespace, _CONSTANT, resolved))
+                stack.append(_Open(end, reach, top, namespace, _ALL if resolved is None else _NONE))
+                continue
+            if order == 0:  # class / module: references below belong to its units
+                self.reach[(start, end)] = reach
+                stack.append(_Open(end, reach, False, start, _ALL))
+                continue
+            if order == 1:  # method / singleton_method / singleton_class
+                self.reach[(start, end)] = reach
+                stack.append(_Open(end, reach, False, namespace, _ALL))
+                continue
+            if order == 2:  # `Const = …`: only the right side is walked
+                self.reach[(start, end)] = reach
+                right = node.child_by_field_name("right")
+                kept = ((right.start_byte, right.end_byte),) if right is not None else _NONE
+                stack.append(_Open(end, reach, top, namespace, kept))
+                continue
+            if order == 3:  # `Const.method(…)`
+                stack.append(self._constant_call(node, start, end, reach, top, namespace))
+                continue
+            stack.append(self._special(node, start, end, reach, top, namespace))
+        events.sort(key=lambda event: event[0])
+        for position, *_rest in events:
+            if position <= last_position:
+                self.exact = False  # two references at one byte: keep the walk's own order
+                return
+            last_position = position
+            self.positions.append(position)
+
+    def _constant_call(self, node: Node, start: int, end: int, reach: bool, top: bool, namespace: int) -> _Open:
+        receiver = node.child_by_field_name("receiver")
+        method = node.child_by_field_name("method")
+        resolved = constant_path(receiver, self.source)
+        if method is None or receiver is None or resolved is None:  # a plain call: everything but the method name
+            return _plain_call(method, end, reach, top, namespace)
+        if reach:
+            name = node_text(method, self.source)
+            self.events.append((receiver.start_byte, namespace, _CALLS, (*resolved, name)))
+        kept = tuple(
+            (child.start_byte, child.end_byte)
+            for child in (node.child_by_field_name("arguments"), node.child_by_field_name("block"))
+            if child is not None
+        )
+        return _Open(end, reach, top, namespace, kept)
+
+    def _special(self, node: Node, start: int, end: int, reach: bool, top: bool, namespace: int) -> _Open:
+        """Receiver-less `include`/`extend`/`prepend` and `require`-family calls."""
+        source = self.source
+        method = node.child_by_field_name("method")
+        name = node_text(method, source)
+        if name in MIXIN_VIAS:
+            kept: list[tuple[int, int]] = []
+            for arg in call_arguments(node):
+                resolved = constant_path(arg, source)
+                if resolved is None:
+                    kept.append((arg.start_byte, arg.end_byte))
+                elif reach:
+                    self.events.append((arg.start_byte, namespace, _MIXIN, (*resolved, MIXIN_VIAS[name])))
+            block = node.child_by_field_name("block")
+            if block is not None:
+                kept.append((block.start_byte, block.end_byte))
+            kept.sort()
+            return _Open(end, reach, top, namespace, tuple(kept))
+        arguments = call_arguments(node)
+        required = string_value(arguments[0], source) if arguments else None
+        if required is None:
+            return _plain_call(method, end, reach, top, namespace)
+        dependency = Dependency(required, "require", None, require_lookup(name, required, self.file_path))
+        if reach:
+            self.events.append((start, namespace, _REQUIRE, (dependency,)))
+        if top:
+            self.file_requires.append((start, dependency))
+        return _Open(end, reach, False, namespace, _NONE)
+
+    def references(self, root: Node, nesting: tuple[str, ...]) -> list[tuple[int, Dependency]] | None:
+        """What `collect_references(root, source, nesting, file_path)` returns, or None when the
+        scan cannot tell (the caller walks then). `root` is a method, a class/module body, a block
+        of a class factory, or the file's root node."""
+        if not self.exact:
+            return None
+        start, end = root.start_byte, root.end_byte
+        low = bisect_left(self.positions, start)
+        high = bisect_left(self.positions, end)
+        found: list[tuple[int, Dependency]] = []
+        made = self._dependencies  # a class body and its methods share a nesting: build each once
+        for position, namespace, kind, payload in self.events[low:high]:
+            if namespace < start:  # else inside a class or module below the root: a unit of its own
+                key = (kind, payload, nesting)
+                dependency = made.get(key)
+                if dependency is None:
+                    dependency = made[key] = _event_dependency(kind, payload, nesting)
+                found.append((position, dependency))
+        return found
+
+    def reaches(self, node: Node) -> bool:
+        """Whether the reference walk from the file's root gets to `node` (a captured class,
+        module, method or constant assignment); a unit root it does not reach is walked plainly."""
+        return self.exact and self.reach.get((node.start_byte, node.end_byte), False)
+
+
+def _plain_call(method: Node | None, end: int, reach: bool, top: bool, namespace: int) -> _Open:
+    """A call the walk enters everywhere but its method name (`Integer(x)` names no constant)."""
+    if method is None:
+        return _Open(end, reach, top, namespace, _ALL)
+    # The method name is a leaf: every other child lies before or after it.
+    return _Open(end, reach, top, namespace, ((0, method.start_byte), (method.end_byte, end)))
+
+
+def _event_dependency(kind: int, payload: tuple[object, ...], nesting: tuple[str, ...]) -> Dependency:
+    if kind == _CONSTANT:
+        path, absolute = payload
+        assert isinstance(path, str) and isinstance(absolute, bool)
+        return Dependency(path, "code_reference", None, lexical_candidates(path, absolute, nesting))
+    if kind == _CALLS:
+        path, absolute, name = payload
+        assert isinstance(path, str) and isinstance(absolute, bool) and isinstance(name, str)
+        return Dependency(f"{path}.{name}", "calls", None, calls_lookup(path, absolute, name, nesting))
+    if kind == _MIXIN:
+        path, absolute, via = payload
+        assert isinstance(path, str) and isinstance(absolute, bool) and isinstance(via, str)
+        return Dependency(path, via, "module", lexical_candidates(path, absolute, nesting))
+    dependency = payload[0]
+    assert isinstance(dependency, Dependency)
+    return dependency
+
 
 
 # ----------------------------------------------------------------------------- comments
@@ -452,18 +747,72 @@ def comment_rows(root: Node, source: bytes) -> dict[int, str]:
     return rows
 
 
-def docstring_above(row: int, comments: dict[int, str]) -> str | None:
+class CommentLines:
+    """`comment_rows` computed lazily, row by row: only the rows above declarations are ever asked
+    for, so the whole-file comment query (a traversal of every node) is not needed. A row holds a
+    comment when its first non-blank byte is `#` and the smallest node there is a comment starting
+    at that byte — exactly the rows `comment_rows` keeps."""
+
+    def __init__(self, root: Node, source: bytes) -> None:
+        self.root = root
+        self.source = source
+        self._line_starts: dict[int, int] = {}  # row → byte where the row begins (rows asked so far)
+        self._rows: dict[int, str | None] = {}
+
+    def anchor(self, node: Node) -> int:
+        """Remember where `node`'s row begins (so the rows above it can be found); its row."""
+        row, column = node.start_point
+        self._line_starts[row] = node.start_byte - column
+        return row
+
+    def _line_start(self, row: int) -> int | None:
+        known = self._line_starts.get(row)
+        if known is not None:
+            return known
+        below = self._line_starts.get(row + 1)
+        if below is None or below == 0:
+            return None
+        begin = self.source.rfind(b"\n", 0, below - 1) + 1
+        self._line_starts[row] = begin
+        return begin
+
+    def get(self, row: int) -> str | None:
+        rows = self._rows
+        if row in rows:
+            return rows[row]
+        found: str | None = None
+        begin = self._line_start(row) if row >= 0 else None
+        if begin is None:
+            return None  # the row below is not known yet: nothing to cache
+        source = self.source
+        end = source.find(b"\n", begin)
+        line = source[begin : end if end != -1 else len(source)]
+        stripped = line.lstrip()
+        if stripped[:1] == b"#":
+            offset = begin + len(line) - len(stripped)
+            node = self.root.descendant_for_byte_range(offset, offset + 1)
+            if node is not None and node.type == "comment" and node.start_byte == offset:
+                found = node_text(node, source)
+        rows[row] = found
+        return found
+
+
+def docstring_above(row: int, comments: dict[int, str] | CommentLines) -> str | None:
     """The contiguous `#` block ending on the line above `row`, markers stripped; magic comments dropped."""
     lines: list[str] = []
     current = row - 1
-    while current in comments:
-        lines.append(comments[current])
+    line = comments.get(current)
+    while line is not None:
+        lines.append(line)
         current -= 1
+        line = comments.get(current)
+    if not lines:
+        return None
     lines.reverse()
     cleaned = [line for line in lines if not _MAGIC_COMMENT.match(line)]
     if not cleaned:
         return None
-    stripped = [re.sub(r"^#+ ?", "", line).rstrip() for line in cleaned]
+    stripped = [_COMMENT_MARKER.sub("", line).rstrip() for line in cleaned]
     return "\n".join(stripped).strip("\n") or None
 
 
@@ -471,12 +820,24 @@ def docstring_above(row: int, comments: dict[int, str]) -> str | None:
 
 
 class _Walker:
-    def __init__(self, file_path: str, source: bytes, root: Node) -> None:
+    def __init__(self, file_path: str, source: bytes, root: Node, scan: RubyScan | None = None) -> None:
         self.file_path = file_path
         self.source = source
         self.root = root
-        self.comments = comment_rows(root, source)
+        self.comments = CommentLines(root, source)
+        self.scan = scan
         self.drafts: list[UnitDraft] = []
+
+    def _docstring(self, node: Node) -> str | None:
+        return docstring_above(self.comments.anchor(node), self.comments)
+
+    def _children(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
+        """`node`'s children to walk next (reversed); with a scan, only those holding a node the
+        walk records — skipping the others changes nothing but the time spent."""
+        scan = self.scan
+        if scan is None:
+            return [(c, scope) for c in reversed(node.children)]
+        return [(c, scope) for c in reversed(node.children) if scan.holds_walker_nodes(c)]
 
     def run(self) -> None:
         top = _Scope(nesting=(), owner=None, singleton=False, visibility=["public"])
@@ -512,7 +873,7 @@ class _Walker:
             return self._visit_call(node, scope)
         if kind == "ERROR":
             return self._visit_error(node, scope)
-        return [(c, scope) for c in reversed(node.children)]
+        return self._children(node, scope)
 
     def _visit_error(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
         """Recover `class X`/`module X` headers whose `end` the parser lost inside an ERROR node.
@@ -563,7 +924,7 @@ class _Walker:
             signature=collapse_whitespace(
                 self.source[keyword.start_byte : (superclass or header).end_byte].decode("utf-8", "replace")
             ),
-            docstring=docstring_above(keyword.start_point[0], self.comments),
+            docstring=self._docstring(keyword),
             owner=scope.owner,
             span_end=error,
         )
@@ -593,7 +954,7 @@ class _Walker:
         if receiver is None and name in VISIBILITY_CALLS:
             wrapped = _Scope(scope.nesting, scope.owner, scope.singleton, [name])
             return [(c, wrapped) for c in reversed(call_arguments(node))]
-        return [(c, scope) for c in reversed(node.children)]
+        return self._children(node, scope)
 
     def _namespace_identifier(self, written: str, absolute: bool, scope: _Scope) -> str:
         if absolute or not scope.nesting:
@@ -619,7 +980,7 @@ class _Walker:
             namespace=identifier.rsplit("::", 1)[0] if "::" in identifier else None,
             parent=scope.owner.identifier if scope.owner is not None else None,
             signature=signature_of(node, self.source, superclass_node or name_node),
-            docstring=docstring_above(node.start_point[0], self.comments),
+            docstring=self._docstring(node),
             body=body,
             owner=scope.owner,
         )
@@ -671,7 +1032,7 @@ class _Walker:
             namespace=identifier.rsplit("::", 1)[0] if "::" in identifier else None,
             parent=scope.owner.identifier if scope.owner is not None else None,
             signature=node_text(node, self.source).split("\n", 1)[0].rstrip(),
-            docstring=docstring_above(node.start_point[0], self.comments),
+            docstring=self._docstring(node),
             body=call_block(right),
             owner=scope.owner,
         )
@@ -693,7 +1054,8 @@ class _Walker:
         return [(block, inner)] if block is not None else []
 
     def _visit_method(self, node: Node, scope: _Scope) -> None:
-        name = node_text(node.child_by_field_name("name"), self.source)
+        name_node = node.child_by_field_name("name")
+        name = node_text(name_node, self.source)
         singleton = scope.singleton
         owner = scope.owner
         owner_spelling = owner.identifier if owner is not None else None
@@ -716,8 +1078,8 @@ class _Walker:
             nesting=owner.nesting if owner is not None else scope.nesting,
             namespace=owner.identifier if owner is not None else None,
             parent=owner.identifier if owner is not None else None,
-            signature=signature_of(node, self.source, params or node.child_by_field_name("name")),
-            docstring=docstring_above(node.start_point[0], self.comments),
+            signature=signature_of(node, self.source, params or name_node),
+            docstring=self._docstring(node),
             body=node.child_by_field_name("body"),
             singleton=singleton,
             visibility=visibility,
@@ -776,7 +1138,21 @@ def parameter_names(params: Node | None, source: bytes) -> list[str]:
 def _finish_dependencies(walked: RubyFile) -> None:
     """Each draft's references. Methods first: a class or module body reuses its methods' lists
     (same nesting) instead of walking every method body a second time."""
-    source, path = walked.source, walked.file_path
+    source, path, scan = walked.source, walked.file_path, walked.scan
+    if scan is not None:  # every unit's references from the one scan (roots it reaches)
+        for draft in walked.drafts:
+            if draft.kind == "method":
+                found = scan.references(draft.node, draft.nesting) if scan.reaches(draft.node) else None
+                draft.deps.extend(found if found is not None else collect_references(draft.node, source, draft.nesting, path))
+        for draft in walked.drafts:
+            if draft.kind != "method" and draft.body is not None:
+                found = scan.references(draft.body, draft.nesting) if scan.reaches(draft.node) else None
+                if found is None:
+                    found = collect_references(draft.body, source, draft.nesting, path)
+                draft.deps.extend(found)
+            if draft.owner is None and draft.kind != "method":
+                draft.deps.extend(walked.file_requires)
+        return
     known: dict[tuple[int, tuple[str, ...]], list[tuple[int, Dependency]]] = {}
     for draft in walked.drafts:
         if draft.kind == "method":
@@ -825,14 +1201,20 @@ def _file_requires(root: Node, source: bytes, file_path: str) -> list[tuple[int,
     return found
 
 
-def walk_file(file_path: str, source: bytes) -> tuple[RubyFile, tuple[str, ...]]:
-    """Parse and walk one Ruby file into drafts (generic Ruby only) plus syntax warnings."""
+def walk_file(file_path: str, source: bytes, *, scan: bool = True) -> tuple[RubyFile, tuple[str, ...]]:
+    """Parse and walk one Ruby file into drafts (generic Ruby only) plus syntax warnings.
+
+    With `scan` (the default) one query finds the nodes the walks need (`RubyScan`); without, every
+    walk visits the tree node by node — the reference the scan is tested against."""
     tree = base.parse(LANGUAGE, source)
-    walker = _Walker(file_path, source, tree.root_node)
+    root = tree.root_node
+    scanned = RubyScan(root, source, file_path) if scan else None
+    if scanned is not None and not scanned.exact:
+        scanned = None
+    walker = _Walker(file_path, source, root, scanned)
     walker.run()
-    walked = RubyFile(
-        file_path, source, tree.root_node, walker.drafts, _file_requires(tree.root_node, source, file_path)
-    )
+    file_requires = scanned.file_requires if scanned is not None else _file_requires(root, source, file_path)
+    walked = RubyFile(file_path, source, root, walker.drafts, file_requires, scanned)
     _apply_explicit_visibility(walked.drafts)
     _finish_dependencies(walked)
     return walked, base.syntax_warnings(tree, file_path)

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 from tree_sitter import Node
 
-from woods.extract import base
 from woods.extract.rails.classification import ASSOCIATIONS, dsl_names, mixins
 from woods.extract.rails.inflection import camelize, pluralize, singularize, underscore
 from woods.extract.ruby import (
@@ -21,6 +20,7 @@ from woods.extract.ruby import (
     literal_list,
     node_text,
     option_value,
+    receiverless_calls,
     string_value,
     symbol_names,
 )
@@ -246,12 +246,22 @@ def _view_dependency(folder: str, action: str) -> Dependency:
     return Dependency(candidates[0], "render", "view_template", candidates)
 
 
-def _explicit_renders(method: UnitDraft, folder: str, source: bytes) -> None:
+def _render_calls(actions: list[UnitDraft], source: bytes) -> list[Node]:
+    """The receiver-less `render` calls of the actions' methods, in source order (one query)."""
+    if not actions:
+        return []
+    root = actions[0].node
+    while root.parent is not None:
+        root = root.parent
+    within = (min(a.node.start_byte for a in actions), max(a.node.end_byte for a in actions))
+    return [node for node, name in receiverless_calls(root, source, within) if name == "render"]
+
+
+def _explicit_renders(method: UnitDraft, folder: str, source: bytes, renders: list[Node]) -> None:
     """`render :edit` / `render "users/edit"` / `render template: …` in an action → view edges."""
-    for node in base.walk(method.node):
-        if node.type != "call" or node.child_by_field_name("receiver") is not None:
-            continue
-        if call_name(node, source) != "render":
+    start, end = method.node.start_byte, method.node.end_byte
+    for node in renders:
+        if node.start_byte < start or node.end_byte > end:
             continue
         args = call_arguments(node)
         options = hash_options(args, source)
@@ -286,10 +296,11 @@ def controller_metadata(draft: UnitDraft, source: bytes) -> None:
             filters.append(entry)
     actions = _public_actions(draft)
     folder = controller_path(draft.identifier)
+    renders = _render_calls(actions, source)
     for action in actions:
         action.metadata["action"] = True
         action.add_dep(action.node.start_byte, _view_dependency(folder, action.name))
-        _explicit_renders(action, folder, source)
+        _explicit_renders(action, folder, source, renders)
     draft.metadata.update(actions=[a.name for a in actions], filters=filters, controller_path=folder)
 
 
@@ -337,10 +348,7 @@ def _dsl_symbol_lists(draft: UnitDraft, source: bytes, wanted: str) -> list[str]
 def migration_metadata(draft: UnitDraft, rel: str, source: bytes) -> None:
     version = re.match(r"(\d+)_", rel.rsplit("/", 1)[-1])
     operations: list[dict[str, object]] = []
-    for node in base.walk(draft.node):
-        if node.type != "call" or node.child_by_field_name("receiver") is not None:
-            continue
-        name = call_name(node, source) or ""
+    for node, name in receiverless_calls(draft.node, source):
         if re.match(
             r"^(create|drop|rename|change)_table$|^(add|remove|rename|change)_(column|index|reference|timestamps)",
             name,

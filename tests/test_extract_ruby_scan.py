@@ -1,0 +1,174 @@
+"""The Ruby scan (one query per file, `ruby.RubyScan`) must find exactly what the plain node-by-node
+walks find: every unit root's references (`collect_references`), the file's top-level requires,
+the declaration walk's drafts (it skips subtrees the scan says hold nothing it records), comment
+rows above declarations, receiver-less calls for the Rails passes, and ERB's facts. Compared on
+every Ruby and ERB fixture, a generated real-sized file and snippets with the shapes that prune the
+reference walk (dynamic scopes, mixins, requires, constant assignments, constant method names,
+classes inside blocks, syntax errors)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_extract_ruby_walk import _generated
+from tree_sitter import Node
+
+from woods.extract import base, erb, ruby
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+RUBY_FILES = sorted(p for p in FIXTURES.rglob("*.rb"))
+ERB_FILES = sorted(p for p in FIXTURES.rglob("*.erb"))
+
+SNIPPETS = {
+    "dynamic_scope": "x = foo::Bar\ny = self.class::LIMIT + Other::Thing::VALUE\nz = foo.bar::Baz::Qux.call(A)\n",
+    "mixins": (
+        "module M\n  include Foo, bar::Baz, Qux::Quux\n  extend(ActiveSupport::Concern) { Inner::Block }\n"
+        "  prepend make(Mod)\n  include\nend\n"
+    ),
+    "requires": (
+        'require "json"\nrequire_relative "../lib/x"\nrequire path_for(Const)\nrequire "a" do\n  Hidden::Const\nend\n'
+        'class C\n  require "inside"\n  def m\n    require_dependency "dep"\n  end\nend\n'
+    ),
+    "constant_assignment": (
+        "class A\n  LIST = [B, C::D].freeze\n  Foo::BAR = Baz\n  E = Struct.new(:a) do\n    def x = F::G\n  end\n"
+        "  H = Class.new(Base) { def y; I; end }\nend\n"
+    ),
+    "constant_methods": "a = Integer(x)\nb = Kernel.Integer(y)\nc = obj.Float(z, Const)\nFoo::Bar(1)\n",
+    "classes_in_blocks": (
+        "module Outer\n  included do\n    class Nested < Base\n      def z; Deep::Ref; end\n    end\n    has_many :x\n"
+        "    private\n  end\n  def after; Ref::After; end\n  class << self\n    def s; Self::Ref; end\n  end\nend\n"
+    ),
+    "visibility": (
+        "class V\n  private def a; A1; end\n  protected\n  def b; B1; end\n  public :a\n  private_class_method :c\n"
+        "  module_function\n  def self.c; C1; end\nend\n"
+    ),
+    "syntax_error": "class Broken < Base\n  def ok; Fine::Ref; end\n  def bad(\n    Other::Ref\nend\nmodule Lost\n  X::Y\n",
+    "calls": "Foo.bar(Baz.qux, &Blk)\nFoo::Bar.new.call(Zed)\nJob.perform_later(Arg)\nUserMailer.welcome(U).deliver_later\n",
+}
+
+
+def _cases() -> list[tuple[str, bytes]]:
+    cases = [(p.relative_to(FIXTURES).as_posix(), p.read_bytes()) for p in RUBY_FILES]
+    cases.append(("app/models/generated.rb", _generated().encode()))
+    cases += [(f"lib/{name}.rb", text.encode()) for name, text in SNIPPETS.items()]
+    return cases
+
+
+CASES = _cases()
+
+
+def _where(node: object) -> tuple[int, int, str]:
+    assert isinstance(node, Node)
+    return node.start_byte, node.end_byte, node.type
+
+
+def _draft_view(walked: ruby.RubyFile) -> list[tuple[object, ...]]:
+    return [
+        (
+            d.identifier,
+            d.type,
+            d.kind,
+            _where(d.node),
+            d.nesting,
+            d.signature,
+            d.docstring,
+            d.visibility,
+            d.singleton,
+            repr(sorted(d.metadata.items())),
+            d.deps,
+            [_where(c) for c in d.dsl_calls],
+            [m.identifier for m in d.methods],
+            d.explicit_visibility,
+        )
+        for d in walked.drafts
+    ]
+
+
+@pytest.mark.parametrize(("path", "data"), CASES, ids=[path for path, _data in CASES])
+def test_scan_equals_the_plain_walks(path: str, data: bytes) -> None:
+    scanned, scanned_warnings = ruby.walk_file(path, data)
+    plain, plain_warnings = ruby.walk_file(path, data, scan=False)
+    assert scanned_warnings == plain_warnings
+    assert _draft_view(scanned) == _draft_view(plain)
+    assert scanned.file_requires == plain.file_requires
+
+    scan = ruby.RubyScan(plain.root, data, path)
+    root = plain.root
+    assert scan.references(root, ()) in (None, ruby.collect_references(root, data, (), path))
+    for draft in plain.drafts:
+        unit_root = draft.node if draft.kind == "method" else draft.body
+        if unit_root is None:
+            continue
+        found = scan.references(unit_root, draft.nesting) if scan.reaches(draft.node) else None
+        if found is not None:
+            assert found == ruby.collect_references(unit_root, data, draft.nesting, path), draft.identifier
+
+
+def test_the_scan_serves_the_snippets() -> None:
+    """The snippets exercise the scan itself, not its fallback to the plain walk."""
+    for name, text in SNIPPETS.items():
+        if name == "syntax_error":
+            continue
+        walked, _warnings = ruby.walk_file(f"lib/{name}.rb", text.encode())
+        assert walked.scan is not None and walked.scan.exact, name
+
+
+@pytest.mark.parametrize(("path", "data"), CASES, ids=[path for path, _data in CASES])
+def test_comment_lines_equal_comment_rows(path: str, data: bytes) -> None:
+    tree = base.parse("ruby", data)
+    rows = ruby.comment_rows(tree.root_node, data)
+    lines = ruby.CommentLines(tree.root_node, data)
+    begins = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+    for row in reversed(range(len(begins))):
+        lines._line_starts.setdefault(row, begins[row])
+    for row in range(len(begins)):
+        assert lines.get(row) == rows.get(row), row
+    fresh = ruby.CommentLines(tree.root_node, data)  # rows found upwards from a declaration only
+    for node in base.walk(tree.root_node):
+        if node.type in ("method", "class", "module", "singleton_method"):
+            assert ruby.docstring_above(fresh.anchor(node), fresh) == ruby.docstring_above(node.start_point[0], rows)
+
+
+@pytest.mark.parametrize(("path", "data"), CASES, ids=[path for path, _data in CASES])
+def test_receiverless_calls_equal_the_walk(path: str, data: bytes) -> None:
+    tree = base.parse("ruby", data)
+    for node in [tree.root_node, *(n for n in base.walk(tree.root_node) if n.type in ("class", "method"))]:
+        walked = [
+            (n.id, ruby.call_name(n, data))
+            for n in base.walk(node)
+            if n.type == "call"
+            and n.child_by_field_name("receiver") is None
+            and n.child_by_field_name("method") is not None
+            and n.child_by_field_name("method").type == "identifier"
+        ]
+        assert [(n.id, name) for n, name in ruby.receiverless_calls(node, data)] == walked
+
+
+@pytest.mark.parametrize("template", ERB_FILES, ids=[p.name for p in ERB_FILES])
+def test_erb_facts_equal_the_walk(template: Path) -> None:
+    source = template.read_bytes()
+    tree = base.parse("embedded_template", source)
+    buffer = bytearray(re.sub(rb"[^\n]", b" ", source))
+    for node in base.walk(tree.root_node):
+        if node.type in ("directive", "output_directive"):
+            for child in node.named_children:
+                if child.type == "code":
+                    buffer[child.start_byte : child.end_byte] = source[child.start_byte : child.end_byte]
+                    if child.end_byte < len(buffer) and buffer[child.end_byte] != 0x0A:
+                        buffer[child.end_byte] = ord(";")
+    code, root = erb.ruby_view(source, tree.root_node)
+    assert code == bytes(buffer)
+    facts, references = erb._fact_nodes(root, code, "view.html.erb")
+    walked = list(base.walk(root))
+    identifiers = [n for n in walked if n.type == "identifier"]
+    assert erb._route_helpers(facts["identifier"], code) == erb._route_helpers(identifiers, code)
+    assert [n.id for n in facts["instance_variable"]] == [n.id for n in walked if n.type == "instance_variable"]
+    renders = [
+        n.id
+        for n in walked
+        if n.type == "call" and n.child_by_field_name("receiver") is None and ruby.call_name(n, code) == "render"
+    ]
+    assert [n.id for n in facts["render_call"]] == renders
+    assert references == ruby.collect_references(root, code, (), "view.html.erb")
