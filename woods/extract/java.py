@@ -148,7 +148,8 @@ class _Extractor:
         stack: list[tuple[Node, int, _Draft | None, bool]] = []
         top_end, owner, hidden = _NO_END, None, False
         source = self.source
-        for start, end, kind, node in preorder.captures("java", _WALK, root):
+        for start, negative_end, kind, node in preorder.captures("java", _WALK, root):
+            end = -negative_end
             if start >= top_end or start == end:
                 index = preorder.enter(stack, node, start, end)
                 top_end, owner, hidden = (stack[-1][1], stack[-1][2], stack[-1][3]) if stack else (_NO_END, None, False)

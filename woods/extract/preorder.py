@@ -8,7 +8,7 @@ longer first) restores the walk's pre-order, so an extractor can replay its walk
 a stack of open scopes (`outside` says when a scope has ended) and produce the same units in the
 same order.
 
-Guarantees: captures come back as (start byte, end byte, capture index, node) in pre-order: by
+Guarantees: captures come back as (start byte, -end byte, capture index, node) in pre-order: by
 start, an enclosing node before the nodes inside it, and a node captured under several names
 (or equal spans) in the order the capture names first appear in the pattern. Queries are
 compiled once per (grammar, pattern) (`scopes.compiled`) and never hold extraction results.
@@ -24,7 +24,7 @@ from tree_sitter import Node, QueryCursor
 
 from woods.extract import scopes
 
-# (start byte, end byte, capture index, node)
+# (start byte, minus the end byte, capture index, node): sorted, these are in pre-order.
 Capture = tuple[int, int, int, Node]
 
 # An open scope: (scope node, its end byte, whatever the extractor keeps with it …).
@@ -48,7 +48,7 @@ def captures(grammar: str, pattern: str, node: Node) -> list[Capture]:
         (n.start_byte, -n.end_byte, indexes[name], n) for name, nodes in found.items() for n in nodes
     ]
     decorated.sort(key=_ORDER)  # a key, so equal positions never compare nodes
-    return [(start, -negative_end, index, n) for start, negative_end, index, n in decorated]
+    return decorated
 
 
 def enter(stack: list[S], node: Node, start: int, end: int) -> int:
