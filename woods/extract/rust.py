@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from tree_sitter import Node
+from tree_sitter import Node, Point, Tree
 
 from woods.extract import base
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -46,6 +46,8 @@ _ITEM_STARTS = frozenset(
 )
 # Wrapping macros can nest (`cfg_rt! { cfg_fs! { … } }`); unwrapping stops after this many levels.
 _MAX_UNWRAP_DEPTH = 4
+# A tree edit that blanks bytes: (start byte, end byte, start point, end point).
+Edit = tuple[int, int, Point, Point]
 
 
 def unwrap_item_macros(source: bytes, root: Node) -> bytes | None:
@@ -53,7 +55,14 @@ def unwrap_item_macros(source: bytes, root: Node) -> bytes | None:
     `}` become spaces, newlines kept), so the wrapped items parse as items at their own byte
     positions — or None when there is none. Byte offsets never move, so line ranges and texts read
     from the original source stay exact."""
-    spans: list[tuple[int, int]] = []
+    edits = item_macro_wrappers(source, root)
+    return blank(source, edits) if edits else None
+
+
+def item_macro_wrappers(source: bytes, root: Node) -> list[Edit]:
+    """The parts `unwrap_item_macros` blanks, as tree edits: each wrapper's `name! {` and its
+    closing `}` (with a trailing `;`). Blanking keeps every byte offset and row/column."""
+    edits: list[Edit] = []
     stack: list[Node] = [root]
     while stack:
         node = stack.pop()
@@ -63,18 +72,46 @@ def unwrap_item_macros(source: bytes, root: Node) -> bytes | None:
                     (c for c in child.named_children if c.type == "token_tree"), None
                 )
                 if tree is not None:
-                    spans.append((child.start_byte, tree.start_byte + 1))  # `name! {`
-                    spans.append((tree.end_byte - 1, child.end_byte))  # `}` (and a trailing `;`)
+                    row, column = tree.start_point  # `{` and `}` are one byte each
+                    edits.append((child.start_byte, tree.start_byte + 1, child.start_point, Point(row, column + 1)))
+                    row, column = tree.end_point
+                    edits.append((tree.end_byte - 1, child.end_byte, Point(row, column - 1), child.end_point))
             elif child.type in ("declaration_list", "mod_item"):
                 stack.append(child)
-    if not spans:
-        return None
+    return edits
+
+
+def blank(source: bytes, edits: list[Edit]) -> bytes:
+    """`source` with the bytes of every edit replaced by spaces, line breaks kept."""
     out = bytearray(source)
-    for start, end in spans:
+    for start, end, _start_point, _end_point in edits:
         for index in range(start, end):
             if out[index] not in (0x0A, 0x0D):
                 out[index] = 0x20
     return bytes(out)
+
+
+def reparse_unwrapped(source: bytes, tree: Tree) -> tuple[bytes, Tree]:
+    """The source with item-wrapping macros unwrapped (up to `_MAX_UNWRAP_DEPTH` nested levels)
+    and its tree; (source, tree) unchanged when there are none.
+
+    A tree without syntax errors is reparsed incrementally (the blanked bytes as edits, so
+    tree-sitter reuses everything outside the wrappers); one with errors is parsed afresh, where
+    error recovery could otherwise depend on what was reused.
+    """
+    parsed = source
+    for _level in range(_MAX_UNWRAP_DEPTH):  # items inside `cfg_x! { … }` wrappers are items too
+        edits = item_macro_wrappers(parsed, tree.root_node)
+        if not edits:
+            break
+        parsed = blank(parsed, edits)
+        if tree.root_node.has_error:
+            tree = base.parse("rust", parsed)
+            continue
+        for start, end, start_point, end_point in edits:
+            tree.edit(start, end, end, start_point, end_point, end_point)
+        tree = base.parser("rust").parse(parsed, tree)
+    return parsed, tree
 
 
 def _wraps_items(node: Node, source: bytes) -> bool:
@@ -192,13 +229,7 @@ class _Extractor:
     def run(self) -> FileExtraction:
         tree = base.parse("rust", self.source)
         warnings = base.syntax_warnings(tree, self.file_path)
-        parsed = self.source
-        for _level in range(_MAX_UNWRAP_DEPTH):  # items inside `cfg_x! { … }` wrappers are items too
-            unwrapped = unwrap_item_macros(parsed, tree.root_node)
-            if unwrapped is None:
-                break
-            parsed = unwrapped
-            tree = base.parse("rust", parsed)
+        _parsed, tree = reparse_unwrapped(self.source, tree)
         root = tree.root_node
         ctx = _Ctx(self.root_module)
         module = _Draft(self.root_module, "module", root, root, None, self._parent_module(self.root_module), ctx)
