@@ -22,7 +22,7 @@ from typing import Any
 
 from tree_sitter import Node, Point, Tree
 
-from woods.extract import base
+from woods.extract import base, preorder
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
@@ -123,6 +123,28 @@ def _wraps_items(node: Node, source: bytes) -> bool:
         return False
     inner = source[tree.start_byte + 1 : tree.end_byte - 1].lstrip()
     return any(inner.startswith(word.encode()) for word in _ITEM_STARTS)
+# What the declaration walk (`_Extractor._replay`) needs, in one query; capture indexes follow the
+# order of the names below (an enclosing kind first, for nodes that start together). `named` is
+# every type name a declaration (or a struct expression) gives, which is never a reference.
+_WALK = """
+[(function_item) (function_signature_item)] @function
+[(struct_item) (union_item) (enum_item) (trait_item) (type_item) (macro_definition)] @item
+(mod_item) @mod
+(impl_item) @impl
+(mod_item body: (_) @body)
+(impl_item body: (_) @body)
+(use_declaration) @use
+(attribute_item) @hidden
+(_ name: [(type_identifier) (scoped_type_identifier)] @named)
+(call_expression) @call
+(scoped_type_identifier) @scoped_type_name
+(type_identifier) @type_name
+"""
+_FUNCTION, _ITEM, _MOD, _IMPL, _BODY, _USE, _HIDDEN_KIND, _NAMED, _CALL, _SCOPED_TYPE_NAME, _TYPE_NAME = range(11)
+# What a scope holds: code (every reference), nothing that counts, or nothing but the body of its
+# `impl` or `mod` (which is code again).
+_CODE, _HIDDEN, _OPENS_BODY = range(3)
+_NO_END = 1 << 62  # the end of no scope
 # Prelude names (enum variants, std constructors) a call never resolves to in project code.
 _PRELUDE = frozenset({"Ok", "Err", "Some", "None", "Box", "Vec", "String", "drop", "Default", "Option"})
 # First path segments that name the standard library, kept as written.
@@ -243,46 +265,84 @@ class _Extractor:
         for child in root.named_children:
             if child.type == "use_declaration":
                 self._use(child, ctx, module, record=False)
-        stack: list[tuple[Node, _Draft, _Ctx]] = [(c, module, ctx) for c in reversed(root.children)]
-        while stack:
-            node, owner, ctx = stack.pop()
-            kind = node.type
-            if kind in _COMMENTS or kind == "attribute_item":
+        self._replay(root, module, ctx)
+        self._attach_impls()
+        units = tuple(self._freeze(d) for d in self.drafts)
+        return FileExtraction(self.file_path, LANGUAGE, units, warnings)
+
+    def _replay(self, root: Node, module: _Draft, root_ctx: _Ctx) -> None:
+        """The declaration walk, replayed over one query's captures (`preorder`).
+
+        Items, functions and inline modules are units and own what is inside them; an `impl`
+        block's body sees the impl's `Self` and a trait's items the trait's, while the rest of an
+        `impl` (its type, trait and bounds) and of a `mod` is hidden, as are attributes and `use`
+        declarations (read by `_use`). Calls and, inside units other than modules, type names (a
+        scoped one hiding its parts; never the name a declaration gives) go to the innermost unit.
+        """
+        # Open scopes, outermost first: (node, end byte, owning unit, its context, mode). The
+        # innermost one's values are kept in locals; `enter` is asked only when a capture is not
+        # plainly inside it.
+        stack: list[tuple[Node, int, _Draft, _Ctx, int]] = []
+        outermost = (root, _NO_END, module, root_ctx, _CODE)  # the file's own scope
+        _, top_end, owner, ctx, mode = outermost
+        named = -1  # start of the last node a declaration names (never a reference)
+        for start, negative_end, kind, node in preorder.captures("rust", _WALK, root):
+            end = -negative_end
+            if start >= top_end or start == end:
+                index = preorder.enter(stack, node, start, end)
+                _, top_end, owner, ctx, mode = stack[-1] if stack else outermost
+                if index != len(stack) - 1:  # an empty node (a MISSING name) outside the innermost scope
+                    _, _, node_owner, node_ctx, node_mode = stack[index] if index >= 0 else outermost
+                    if kind == _TYPE_NAME and node_mode == _CODE and node_owner.type != "module" and start != named:
+                        self._type_ref(node, node_owner, node_ctx)
+                    continue
+            if mode != _CODE:
+                if kind == _BODY and mode == _OPENS_BODY:  # the body of the impl or mod
+                    stack.append((node, end, owner, ctx, _CODE))
+                    top_end, mode = end, _CODE
                 continue
-            if kind == "use_declaration":
-                self._use(node, ctx, owner, record=True)
-                continue
-            if kind == "mod_item":
+            if kind == _TYPE_NAME:
+                if owner.type != "module" and start != named:
+                    self._type_ref(node, owner, ctx)
+            elif kind == _CALL:
+                self._call(node, owner, ctx)
+            elif kind == _NAMED:
+                named = start
+            elif kind == _SCOPED_TYPE_NAME:
+                if owner.type != "module":
+                    if start != named:
+                        self._type_ref(node, owner, ctx)
+                    stack.append((node, end, owner, ctx, _HIDDEN))
+                    top_end, mode = end, _HIDDEN
+            elif kind == _FUNCTION or kind == _ITEM:
+                if kind == _FUNCTION:
+                    owner = self._function(node, owner, ctx)
+                else:
+                    owner = self._item(node, owner, ctx)
+                    if node.type == "trait_item":
+                        ctx = _Ctx(ctx.module, owner.identifier, owner.identifier)
+                stack.append((node, end, owner, ctx, _CODE))
+                top_end = end
+            elif kind == _MOD:
                 body = node.child_by_field_name("body")
                 name = base.text(node.child_by_field_name("name"), self.source)
                 self.child_mods.setdefault(ctx.module, set()).add(name)
                 if body is not None:
-                    draft = self._mod(node, owner, ctx)
-                    inner = _Ctx(draft.identifier)
-                    stack.extend((c, draft, inner) for c in reversed(body.children))
-                continue
-            if kind == "impl_item":
-                inner = self._impl(node, owner, ctx)
-                body = node.child_by_field_name("body")
-                if body is not None:
-                    stack.extend((c, owner, inner) for c in reversed(body.children))
-                continue
-            if kind in _ITEM_TYPES:
-                owner = self._item(node, owner, ctx)
-                if kind == "trait_item":
-                    ctx = _Ctx(ctx.module, owner.identifier, owner.identifier)
-            elif kind in ("function_item", "function_signature_item"):
-                owner = self._function(node, owner, ctx)
-            elif kind == "call_expression":
-                self._call(node, owner, ctx)
-            elif kind in ("type_identifier", "scoped_type_identifier") and owner.type != "module":
-                self._type_ref(node, owner, ctx)
-                if kind == "scoped_type_identifier":
-                    continue
-            stack.extend((c, owner, ctx) for c in reversed(node.children))
-        self._attach_impls()
-        units = tuple(self._freeze(d) for d in self.drafts)
-        return FileExtraction(self.file_path, LANGUAGE, units, warnings)
+                    owner = self._mod(node, owner, ctx)
+                    ctx = _Ctx(owner.identifier)
+                stack.append((node, end, owner, ctx, _OPENS_BODY))
+                top_end, mode = end, _OPENS_BODY
+            elif kind == _IMPL:
+                ctx = self._impl(node, owner, ctx)
+                stack.append((node, end, owner, ctx, _OPENS_BODY))
+                top_end, mode = end, _OPENS_BODY
+            elif kind == _USE:
+                self._use(node, ctx, owner, record=True)
+                stack.append((node, end, owner, ctx, _HIDDEN))
+                top_end, mode = end, _HIDDEN
+            elif kind == _HIDDEN_KIND:  # attributes
+                stack.append((node, end, owner, ctx, _HIDDEN))
+                top_end, mode = end, _HIDDEN
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -467,9 +527,7 @@ class _Extractor:
             owner.refs.append(("calls", segments, ctx))
 
     def _type_ref(self, node: Node, owner: _Draft, ctx: _Ctx) -> None:
-        parent = node.parent
-        if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
-            return
+        """A type name (never one a declaration gives: `_replay` leaves those out)."""
         segments = _path_segments(node, self.source)
         if segments and (segments[0] in self.bindings or segments[0] in self.declared):
             owner.refs.append(("code_reference", segments, ctx))
