@@ -164,7 +164,7 @@ class _Extractor:
                     if mode == _BODY:  # an interface method's walk reads the parts too
                         stack.append((node, end, owner, _HIDDEN))
                         top_end, mode = end, _HIDDEN
-            elif kind == _FUNCTION or kind == _TYPE:
+            elif kind in (_FUNCTION, _TYPE):
                 if mode != _BODY:
                     continue
                 if kind == _FUNCTION:

@@ -314,7 +314,7 @@ class _Extractor:
                         self._type_ref(node, owner, ctx)
                     stack.append((node, end, owner, ctx, _HIDDEN))
                     top_end, mode = end, _HIDDEN
-            elif kind == _FUNCTION or kind == _ITEM:
+            elif kind in (_FUNCTION, _ITEM):
                 if kind == _FUNCTION:
                     owner = self._function(node, owner, ctx)
                 else:
