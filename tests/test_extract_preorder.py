@@ -198,6 +198,18 @@ class _GoReference(go._Extractor):
             skip = node.child_by_field_name("receiver") if kind == "method_declaration" else None
             stack.extend((c, owner) for c in reversed(node.children) if skip is None or c != skip)
 
+    def _call(self, node: Node, owner: go._Draft) -> None:
+        function = node.child_by_field_name("function")
+        if function is not None and function.type == "identifier":
+            self._call_name(base.text(function, self.source), owner)
+        elif function is not None and function.type == "selector_expression":
+            self._call_selector(function, owner)
+
+    def _selector(self, node: Node, owner: go._Draft) -> None:
+        operand = node.child_by_field_name("operand")
+        if operand is not None and operand.type == "identifier":
+            self._import_dep(base.text(operand, self.source), owner)
+
     def _reference(self, node: Node, owner: go._Draft) -> None:
         parent = node.parent
         if parent is not None and parent.type in ("type_spec", "type_alias") and parent.child_by_field_name("name") == node:

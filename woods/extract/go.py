@@ -50,11 +50,12 @@ _WALK = """
 [(import_declaration) (package_clause)] @hidden
 (method_declaration receiver: (_) @hidden)
 (qualified_type) @qualified
-(call_expression) @call
-(selector_expression) @selector
+(call_expression function: (identifier) @call_name)
+(call_expression function: (selector_expression) @call_selector)
+(selector_expression operand: (identifier) @selector_operand)
 (type_identifier) @type_name
 """
-_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL, _SELECTOR, _TYPE_NAME = range(8)
+_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _CALL_SELECTOR, _SELECTOR_OPERAND, _TYPE_NAME = range(9)
 # What a scope holds: code (every reference), an interface method's signature (type names only,
 # qualified ones with their parts), or nothing that counts.
 _BODY, _SIGNATURE, _HIDDEN = range(3)
@@ -152,12 +153,15 @@ class _Extractor:
             if kind == _TYPE_NAME:
                 if owner is not None and start != spec_name:
                     self._type_reference(node, owner)
-            elif kind == _CALL:
+            elif kind == _SELECTOR_OPERAND:
                 if owner is not None and mode == _BODY:
-                    self._call(node, owner)
-            elif kind == _SELECTOR:
+                    self._import_dep(self.source[start:end].decode("utf-8", "replace"), owner)
+            elif kind == _CALL_NAME:
                 if owner is not None and mode == _BODY:
-                    self._selector(node, owner)
+                    self._call_name(self.source[start:end].decode("utf-8", "replace"), owner)
+            elif kind == _CALL_SELECTOR:
+                if owner is not None and mode == _BODY:
+                    self._call_selector(node, owner)
             elif kind == _QUALIFIED:
                 if owner is not None:
                     self._qualified(node, owner, "code_reference")
@@ -297,32 +301,25 @@ class _Extractor:
             owner.deps.append(Dependency(path, "import", lookup=(path,)))
         return path
 
-    def _call(self, node: Node, owner: _Draft) -> None:
-        function = node.child_by_field_name("function")
-        if function is None:
-            return
-        if function.type == "identifier":
-            name = base.text(function, self.source)
-            if name not in _BUILTINS:
-                target = f"{self.package}.{name}"
-                owner.deps.append(Dependency(target, "calls", lookup=(target,)))
-        elif function.type == "selector_expression":
-            operand = function.child_by_field_name("operand")
-            member = base.text(function.child_by_field_name("field"), self.source)
-            if operand is None or operand.type != "identifier":
-                return
-            qualifier = base.text(operand, self.source)
-            path = self._import_dep(qualifier, owner)
-            if path is not None:
-                owner.deps.append(Dependency(f"{path}.{member}", "calls", lookup=(f"{path}.{member}",)))
-            elif owner.receiver_name and qualifier == owner.receiver_name:
-                target = f"{self.package}.{owner.receiver_type}.{member}"
-                owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+    def _call_name(self, name: str, owner: _Draft) -> None:
+        """A call of a plain name (`Func()`): a same-package function unless predeclared."""
+        if name not in _BUILTINS:
+            target = f"{self.package}.{name}"
+            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
 
-    def _selector(self, node: Node, owner: _Draft) -> None:
-        operand = node.child_by_field_name("operand")
-        if operand is not None and operand.type == "identifier":
-            self._import_dep(base.text(operand, self.source), owner)
+    def _call_selector(self, function: Node, owner: _Draft) -> None:
+        """A call of `x.M()` (given the `x.M`): `pkg.Func()` of an import, or `recv.M()`."""
+        operand = function.child_by_field_name("operand")
+        if operand is None or operand.type != "identifier":
+            return
+        member = base.text(function.child_by_field_name("field"), self.source)
+        qualifier = base.text(operand, self.source)
+        path = self._import_dep(qualifier, owner)
+        if path is not None:
+            owner.deps.append(Dependency(f"{path}.{member}", "calls", lookup=(f"{path}.{member}",)))
+        elif owner.receiver_name and qualifier == owner.receiver_name:
+            target = f"{self.package}.{owner.receiver_type}.{member}"
+            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
         package = node.child_by_field_name("package")

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from tree_sitter import Node, QueryCursor
 
-from woods.extract import scopes
+from woods.extract import base, scopes
 
 # (start byte, minus the end byte, capture index, node): sorted, these are in pre-order.
 Capture = tuple[int, int, int, Node]
@@ -82,3 +83,49 @@ def _descends(node: Node, scope: Node) -> bool:
             return True
         parent = parent.parent
     return False
+
+
+class Siblings:
+    """Each parent's children, listed once per file, so stepping back from a declaration over
+    the comments and attributes above it is list indexing rather than one `prev_sibling` call
+    per step (tree-sitter answers that by scanning the parent's children again).
+
+    `before(node)` / `after(node)` are exactly the nodes `prev_sibling` / `next_sibling` would
+    return one after another (named and anonymous alike), nearest first.
+    """
+
+    def __init__(self) -> None:
+        self._by_parent: dict[int, tuple[list[Node], dict[int, int]]] = {}
+
+    def _place(self, node: Node) -> tuple[list[Node], int]:
+        parent = node.parent
+        if parent is None:
+            return [node], 0
+        entry = self._by_parent.get(parent.id)
+        if entry is None:
+            children = parent.children
+            entry = (children, {child.id: index for index, child in enumerate(children)})
+            self._by_parent[parent.id] = entry
+        return entry[0], entry[1][node.id]
+
+    def before(self, node: Node) -> Iterator[Node]:
+        children, index = self._place(node)
+        for position in range(index - 1, -1, -1):
+            yield children[position]
+
+    def after(self, node: Node) -> Iterator[Node]:
+        children, index = self._place(node)
+        for position in range(index + 1, len(children)):
+            yield children[position]
+
+    def leading_comment(self, node: Node, source: bytes, comment_types: frozenset[str]) -> str | None:
+        """`base.leading_comment`: the contiguous comment block directly above `node`, or None."""
+        lines: list[str] = []
+        expected_row = node.start_point[0]
+        for current in self.before(node):
+            if current.type not in comment_types or current.end_point[0] < expected_row - 1:
+                break
+            lines.append(base.text(current, source))
+            expected_row = current.start_point[0]
+        lines.reverse()
+        return "\n".join(lines) if lines else None

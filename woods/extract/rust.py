@@ -215,12 +215,13 @@ def _path_segments(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     return tuple(reversed(parts)) if parts else None
 
 
-def _leading_docs(node: Node, source: bytes) -> str | None:
+def _leading_docs(node: Node, source: bytes, siblings: preorder.Siblings) -> str | None:
     """Comments directly above an item, across its `#[…]` attributes."""
     lines: list[str] = []
-    current = node.prev_sibling
     expected = node.start_point[0]
-    while current is not None and current.end_point[0] >= expected - 1:
+    for current in siblings.before(node):
+        if current.end_point[0] < expected - 1:
+            break
         if current.type in _COMMENTS:
             raw = base.text(current, source).rstrip("\n")
             if raw.startswith(("//!", "/*!")):  # an inner doc comment documents the enclosing module
@@ -229,7 +230,6 @@ def _leading_docs(node: Node, source: bytes) -> str | None:
         elif current.type != "attribute_item":
             break
         expected = current.start_point[0]
-        current = current.prev_sibling
     return base.clean_comment("\n".join(lines)) if lines else None
 
 
@@ -247,6 +247,7 @@ class _Extractor:
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.impls: list[tuple[str, tuple[str, ...], _Ctx, _Draft]] = []
         self.child_mods: dict[str, set[str]] = {}  # module path → names of its `mod x` items
+        self.siblings = preorder.Siblings()
 
     def run(self) -> FileExtraction:
         tree = base.parse("rust", self.source)
@@ -372,10 +373,11 @@ class _Extractor:
     def _first(self, node: Node) -> Node:
         """The item's first node, its `#[…]` attributes included."""
         first = node
-        previous = node.prev_named_sibling
-        while previous is not None and previous.type == "attribute_item":
-            first = previous
-            previous = previous.prev_named_sibling
+        for previous in self.siblings.before(node):
+            if previous.is_named:
+                if previous.type != "attribute_item":
+                    break
+                first = previous
         return first
 
     def _new(self, node: Node, name: str, unit_type: str, owner: _Draft, ctx: _Ctx, prefix: str) -> _Draft:
@@ -385,7 +387,7 @@ class _Extractor:
         stop = body.start_byte if body is not None else node.end_byte
         header = base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
         draft.signature = header[:-1].rstrip() if header.endswith(";") else header
-        draft.docstring = _leading_docs(node, self.source)
+        draft.docstring = _leading_docs(node, self.source, self.siblings)
         draft.metadata = self._metadata(node, draft.first)
         self.drafts.append(draft)
         self.by_id.setdefault(identifier, draft)
@@ -396,10 +398,13 @@ class _Extractor:
         visibility = next((c for c in node.children if c.type == "visibility_modifier"), None)
         meta["visibility"] = base.text(visibility, self.source) if visibility is not None else "private"
         attributes: list[str] = []
-        current: Node | None = first
-        while current is not None and current.type == "attribute_item":
-            attributes.append(base.one_line(base.text(current, self.source)))
-            current = current.next_named_sibling
+        if first.type == "attribute_item":  # it and the attributes after it, up to the item
+            attributes.append(base.one_line(base.text(first, self.source)))
+            for current in self.siblings.after(first):
+                if current.is_named:
+                    if current.type != "attribute_item":
+                        break
+                    attributes.append(base.one_line(base.text(current, self.source)))
         meta["attributes"] = attributes
         modifiers = next((c for c in node.children if c.type == "function_modifiers"), None)
         if modifiers is not None:
@@ -590,7 +595,10 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         deps: list[Dependency] = list(draft.deps)
-        for via, segments, ctx in draft.refs:
+        # A reference repeated in one context resolves to the same dependency, which
+        # de-duplication would drop: resolve each once.
+        unique = {(via, segments, id(ctx)): (via, segments, ctx) for via, segments, ctx in draft.refs}
+        for via, segments, ctx in unique.values():
             candidates = self._candidates(segments, ctx, draft)
             if candidates:
                 deps.append(Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates)))
