@@ -60,6 +60,7 @@ _FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _CALL_SELE
 # qualified ones with their parts), or nothing that counts.
 _BODY, _SIGNATURE, _HIDDEN = range(3)
 _NO_END = 1 << 62  # the end of no scope
+_COMMENT = frozenset({"comment"})
 
 
 def package_path(file_path: str, package_clause: str) -> str:
@@ -108,6 +109,7 @@ class _Extractor:
         self.imports: dict[str, str] = {}  # local name → import path
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
+        self.siblings = preorder.Siblings()
 
     def run(self) -> FileExtraction:
         tree = base.parse("go", self.source)
@@ -223,7 +225,7 @@ class _Extractor:
                 qualified = f"{qualified}({posixpath.basename(self.file_path)})"
             draft = _Draft(self._unique(qualified, "function"), "function", node, None, self.package)
         draft.signature = self._header(node, body)
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENT))
         draft.metadata["exported"] = name[:1].isupper()
         draft.type_params = self._type_params(node)
         self.drafts.append(draft)
@@ -271,7 +273,7 @@ class _Extractor:
             body = next((c for c in type_node.children if c.type == "{"), None)
         header = self._header(span, body)
         draft.signature = header if header.startswith("type") else f"type {header}"
-        draft.docstring = base.clean_comment(base.leading_comment(span, self.source))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(span, self.source, _COMMENT))
         draft.metadata["exported"] = name[:1].isupper()
         if spec.type == "type_alias":
             draft.metadata["alias"] = True
@@ -284,7 +286,7 @@ class _Extractor:
         identifier = self._unique(f"{owner.identifier}.{name}", "method")
         draft = _Draft(identifier, "method", node, owner.identifier, owner.identifier)
         draft.signature = base.one_line(base.text(node, self.source))
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENT))
         draft.metadata = {"exported": name[:1].isupper(), "abstract": True}
         self.drafts.append(draft)
         return draft  # its types are references of its own (`_replay`)

@@ -118,6 +118,7 @@ class _Extractor:
         # Resolved type references and static calls by (kind, via, spelling, enclosing type's id):
         # the result depends on nothing else once the owner's type parameters are ruled out.
         self.resolved: dict[tuple[str, str, str, int], Dependency] = {}
+        self.siblings = preorder.Siblings()
 
     def run(self) -> FileExtraction:
         tree = base.parse("java", self.source)
@@ -226,7 +227,7 @@ class _Extractor:
         draft = _Draft(identifier, unit_type, node, outer, prefix)
         body = node.child_by_field_name("body")
         draft.signature = self._header(node, body)
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENTS))
         draft.metadata = self._modifiers(node)
         if node.type == "annotation_type_declaration":
             draft.metadata["annotation"] = True
@@ -262,17 +263,18 @@ class _Extractor:
         name = base.text(node.child_by_field_name("name"), self.source)
         unit_type = "method" if node.type == "method_declaration" else "constructor"
         suffix = ""
+        parameters = self._parameter_types(node, owner)
         if name in owner.overloaded:
-            suffix = f"({','.join(self._parameter_types(node, owner))})"
+            suffix = f"({','.join(parameters)})"
         identifier = self._unique(f"{owner.identifier}#{name}{suffix}", unit_type)
         owner.members.setdefault(name, []).append(identifier)
         draft = _Draft(identifier, unit_type, node, owner, owner.identifier)
         body = node.child_by_field_name("body")
         header = self._header(node, body)
         draft.signature = header[:-1].rstrip() if header.endswith(";") else header
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENTS))
         draft.metadata = self._modifiers(node)
-        draft.metadata["parameters"] = self._parameter_types(node, owner)
+        draft.metadata["parameters"] = parameters
         return_type = node.child_by_field_name("type")
         if return_type is not None:
             draft.metadata["return_type"] = "".join(base.text(return_type, self.source).split())
