@@ -64,6 +64,8 @@ func helper() (fmt.Stringer, error) { return nil, nil }
 """
 
 GO_BROKEN = b"package p\n\ntype T struct { a int\nfunc (t *T) M( { t.x() }\nfunc F() T { return T{} }\ntype = int\n"
+# Empty (MISSING) type names on a unit's edge: `preorder.enter` asks the tree where they belong.
+GO_MISSING = b"package p\nfunc f() { var x []\n }\nfunc g() T { var y []\n return nil }\ntype U struct { a []\n}\n"
 
 JAVA_SNIPPET = b"""package com.acme;
 
@@ -159,6 +161,7 @@ pub mod inline {
 fn helper<U>(_u: U) -> Option<io::Result<()>> { None }
 """
 
+RUST_MISSING = b"struct S { x: }\nfn f(x: ) -> Foo { g(); }\nfn h() { let x: Vec<> = 1; }\nimpl S { fn m(&self, y: ) {} }\n"
 RUST_BROKEN = b"cfg_rt! {\n    pub fn a() -> u8 { 1 }\n}\nfn b( { c(); }\nstruct S { x: T }\nimpl S { fn f(&self) -> T { g(); } }\n"
 
 
@@ -306,11 +309,11 @@ def _sources(fixture: str, suffix: str, snippets: list[tuple[str, bytes]]) -> li
 
 CASES: list[tuple[str, Callable[[str, bytes], FileExtraction], Callable[[str, bytes], FileExtraction], list[tuple[str, bytes]]]] = [
     ("go", go.extract, lambda p, s: _GoReference(p, s).run(),
-     _sources("go_module", ".go", [("shapes/shapes.go", GO_SNIPPET), ("p/broken.go", GO_BROKEN)])),
+     _sources("go_module", ".go", [("shapes/shapes.go", GO_SNIPPET), ("p/broken.go", GO_BROKEN), ("p/missing.go", GO_MISSING)])),
     ("java", java.extract, lambda p, s: _JavaReference(p, s).run(),
      _sources("java_app", ".java", [("com/acme/Outer.java", JAVA_SNIPPET), ("a/Ok.java", JAVA_BROKEN)])),
     ("rust", rust.extract, lambda p, s: _RustReference(p, s).run(),
-     _sources("rust_crate", ".rs", [("src/lib.rs", RUST_SNIPPET), ("src/broken.rs", RUST_BROKEN)])),
+     _sources("rust_crate", ".rs", [("src/lib.rs", RUST_SNIPPET), ("src/broken.rs", RUST_BROKEN), ("src/missing.rs", RUST_MISSING)])),
 ]
 
 
