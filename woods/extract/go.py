@@ -22,7 +22,7 @@ from typing import Any
 
 from tree_sitter import Node
 
-from woods.extract import base
+from woods.extract import base, preorder
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
@@ -39,6 +39,28 @@ _BUILTINS = frozenset(
 )
 # `/v2`-style major-version suffixes are not part of the package name.
 _MAJOR_VERSION = re.compile(r"v\d+\Z")
+
+
+# What the declaration walk (`_Extractor._replay`) needs, in one query; capture indexes follow the
+# order of the names below (an enclosing kind first, for nodes that start together).
+_WALK = """
+[(function_declaration) (method_declaration)] @function
+[(type_spec) (type_alias)] @type
+(method_elem) @method_elem
+[(import_declaration) (package_clause)] @hidden
+(method_declaration receiver: (_) @hidden)
+(qualified_type) @qualified
+(call_expression function: (identifier) @call_name)
+(call_expression function: (selector_expression) @call_selector)
+(selector_expression operand: (identifier) @selector_operand)
+(type_identifier) @type_name
+"""
+_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _CALL_SELECTOR, _SELECTOR_OPERAND, _TYPE_NAME = range(9)
+# What a scope holds: code (every reference), an interface method's signature (type names only,
+# qualified ones with their parts), or nothing that counts.
+_BODY, _SIGNATURE, _HIDDEN = range(3)
+_NO_END = 1 << 62  # the end of no scope
+_COMMENT = frozenset({"comment"})
 
 
 def package_path(file_path: str, package_clause: str) -> str:
@@ -87,6 +109,7 @@ class _Extractor:
         self.imports: dict[str, str] = {}  # local name → import path
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
+        self.siblings = preorder.Siblings()
 
     def run(self) -> FileExtraction:
         tree = base.parse("go", self.source)
@@ -97,35 +120,75 @@ class _Extractor:
         for decl in root.named_children:
             if decl.type == "import_declaration":
                 self._imports(decl)
-        stack: list[tuple[Node, _Draft | None]] = [(c, None) for c in reversed(root.children)]
-        while stack:
-            node, owner = stack.pop()
-            kind = node.type
-            if kind in ("function_declaration", "method_declaration"):
-                owner = self._function(node)
-            elif kind in ("type_spec", "type_alias"):
-                owner = self._type(node)
-            elif kind == "method_elem" and owner is not None and owner.type == "interface":
-                self._interface_method(node, owner)
-                continue
-            elif owner is not None:
-                if kind == "call_expression":
-                    self._call(node, owner)
-                elif kind == "qualified_type":
-                    self._qualified(node, owner, "code_reference")
-                    continue
-                elif kind == "type_identifier":
-                    self._type_reference(node, owner)
-                elif kind == "selector_expression":
-                    self._selector(node, owner)
-            if kind in ("import_declaration", "package_clause", "comment"):
-                continue
-            skip = node.child_by_field_name("receiver") if kind == "method_declaration" else None
-            stack.extend((c, owner) for c in reversed(node.children) if skip is None or c != skip)
+        self._replay(root)
         units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(
             self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path), {"package": self.package}
         )
+
+    def _replay(self, root: Node) -> None:
+        """The declaration walk, replayed over one query's captures (`preorder`).
+
+        Functions, methods and type specs (local ones too) are units and own what is inside them;
+        a method of an interface unit is a unit whose own types are its references (qualified
+        ones and their parts, no calls). Imports, the package clause, a method's receiver and the
+        parts of a qualified type are hidden; calls, selectors, qualified types and type names go
+        to the innermost unit.
+        """
+        # Open scopes, outermost first: (node, end byte, owning unit, mode). The innermost one's
+        # values are kept in locals; `enter` is asked only when a capture is not plainly inside it.
+        stack: list[tuple[Node, int, _Draft | None, int]] = []
+        top_end, owner, mode = _NO_END, None, _BODY
+        spec_name = -1  # start of the name of the last type spec (never a reference to itself)
+        for start, negative_end, kind, node in preorder.captures("go", _WALK, root):
+            end = -negative_end
+            if start >= top_end or start == end:
+                index = preorder.enter(stack, node, start, end)
+                top_end, owner, mode = stack[-1][1:] if stack else (_NO_END, None, _BODY)
+                if index != len(stack) - 1:  # an empty node (a MISSING name) outside the innermost scope
+                    _, _, node_owner, node_mode = stack[index] if index >= 0 else (node, 0, None, _BODY)
+                    if kind == _TYPE_NAME and node_owner is not None and node_mode != _HIDDEN and start != spec_name:
+                        self._type_reference(node, node_owner)
+                    continue
+            if mode == _HIDDEN:
+                continue
+            if kind == _TYPE_NAME:
+                if owner is not None and start != spec_name:
+                    self._type_reference(node, owner)
+            elif kind == _SELECTOR_OPERAND:
+                if owner is not None and mode == _BODY:
+                    self._import_dep(self.source[start:end].decode("utf-8", "replace"), owner)
+            elif kind == _CALL_NAME:
+                if owner is not None and mode == _BODY:
+                    self._call_name(self.source[start:end].decode("utf-8", "replace"), owner)
+            elif kind == _CALL_SELECTOR:
+                if owner is not None and mode == _BODY:
+                    self._call_selector(node, owner)
+            elif kind == _QUALIFIED:
+                if owner is not None:
+                    self._qualified(node, owner, "code_reference")
+                    if mode == _BODY:  # an interface method's walk reads the parts too
+                        stack.append((node, end, owner, _HIDDEN))
+                        top_end, mode = end, _HIDDEN
+            elif kind in (_FUNCTION, _TYPE):
+                if mode != _BODY:
+                    continue
+                if kind == _FUNCTION:
+                    owner = self._function(node)
+                else:
+                    owner = self._type(node)
+                    name = node.child_by_field_name("name")
+                    spec_name = name.start_byte if name is not None else -1
+                stack.append((node, end, owner, _BODY))
+                top_end, mode = end, _BODY
+            elif kind == _METHOD_ELEM:
+                if owner is not None and owner.type == "interface" and mode == _BODY:
+                    owner = self._interface_method(node, owner)
+                    stack.append((node, end, owner, _SIGNATURE))
+                    top_end, mode = end, _SIGNATURE
+            else:  # imports, the package clause, a method's receiver
+                stack.append((node, end, owner, _HIDDEN))
+                top_end, mode = end, _HIDDEN
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -162,7 +225,7 @@ class _Extractor:
                 qualified = f"{qualified}({posixpath.basename(self.file_path)})"
             draft = _Draft(self._unique(qualified, "function"), "function", node, None, self.package)
         draft.signature = self._header(node, body)
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENT))
         draft.metadata["exported"] = name[:1].isupper()
         draft.type_params = self._type_params(node)
         self.drafts.append(draft)
@@ -210,7 +273,7 @@ class _Extractor:
             body = next((c for c in type_node.children if c.type == "{"), None)
         header = self._header(span, body)
         draft.signature = header if header.startswith("type") else f"type {header}"
-        draft.docstring = base.clean_comment(base.leading_comment(span, self.source))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(span, self.source, _COMMENT))
         draft.metadata["exported"] = name[:1].isupper()
         if spec.type == "type_alias":
             draft.metadata["alias"] = True
@@ -218,19 +281,15 @@ class _Extractor:
         self.drafts.append(draft)
         return draft
 
-    def _interface_method(self, node: Node, owner: _Draft) -> None:
+    def _interface_method(self, node: Node, owner: _Draft) -> _Draft:
         name = base.text(node.child_by_field_name("name"), self.source)
         identifier = self._unique(f"{owner.identifier}.{name}", "method")
         draft = _Draft(identifier, "method", node, owner.identifier, owner.identifier)
         draft.signature = base.one_line(base.text(node, self.source))
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENT))
         draft.metadata = {"exported": name[:1].isupper(), "abstract": True}
         self.drafts.append(draft)
-        for child in base.walk(node):
-            if child.type == "qualified_type":
-                self._qualified(child, draft, "code_reference")
-            elif child.type == "type_identifier":
-                self._type_reference(child, draft)
+        return draft  # its types are references of its own (`_replay`)
 
     def _header(self, node: Node, body: Node | None) -> str:
         stop = body.start_byte if body is not None else node.end_byte
@@ -244,32 +303,25 @@ class _Extractor:
             owner.deps.append(Dependency(path, "import", lookup=(path,)))
         return path
 
-    def _call(self, node: Node, owner: _Draft) -> None:
-        function = node.child_by_field_name("function")
-        if function is None:
-            return
-        if function.type == "identifier":
-            name = base.text(function, self.source)
-            if name not in _BUILTINS:
-                target = f"{self.package}.{name}"
-                owner.deps.append(Dependency(target, "calls", lookup=(target,)))
-        elif function.type == "selector_expression":
-            operand = function.child_by_field_name("operand")
-            member = base.text(function.child_by_field_name("field"), self.source)
-            if operand is None or operand.type != "identifier":
-                return
-            qualifier = base.text(operand, self.source)
-            path = self._import_dep(qualifier, owner)
-            if path is not None:
-                owner.deps.append(Dependency(f"{path}.{member}", "calls", lookup=(f"{path}.{member}",)))
-            elif owner.receiver_name and qualifier == owner.receiver_name:
-                target = f"{self.package}.{owner.receiver_type}.{member}"
-                owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+    def _call_name(self, name: str, owner: _Draft) -> None:
+        """A call of a plain name (`Func()`): a same-package function unless predeclared."""
+        if name not in _BUILTINS:
+            target = f"{self.package}.{name}"
+            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
 
-    def _selector(self, node: Node, owner: _Draft) -> None:
-        operand = node.child_by_field_name("operand")
-        if operand is not None and operand.type == "identifier":
-            self._import_dep(base.text(operand, self.source), owner)
+    def _call_selector(self, function: Node, owner: _Draft) -> None:
+        """A call of `x.M()` (given the `x.M`): `pkg.Func()` of an import, or `recv.M()`."""
+        operand = function.child_by_field_name("operand")
+        if operand is None or operand.type != "identifier":
+            return
+        member = base.text(function.child_by_field_name("field"), self.source)
+        qualifier = base.text(operand, self.source)
+        path = self._import_dep(qualifier, owner)
+        if path is not None:
+            owner.deps.append(Dependency(f"{path}.{member}", "calls", lookup=(f"{path}.{member}",)))
+        elif owner.receiver_name and qualifier == owner.receiver_name:
+            target = f"{self.package}.{owner.receiver_type}.{member}"
+            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
         package = node.child_by_field_name("package")
@@ -279,9 +331,7 @@ class _Extractor:
             owner.deps.append(Dependency(f"{path}.{name}", via, lookup=(f"{path}.{name}",)))
 
     def _type_reference(self, node: Node, owner: _Draft) -> None:
-        parent = node.parent
-        if parent is not None and parent.type in ("type_spec", "type_alias") and parent.child_by_field_name("name") == node:
-            return
+        """A type name (never a spec's own name: `_replay` leaves those out)."""
         name = base.text(node, self.source)
         if name in _BUILTINS or name in owner.type_params:
             return

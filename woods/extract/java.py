@@ -22,7 +22,7 @@ from typing import Any
 
 from tree_sitter import Node
 
-from woods.extract import base
+from woods.extract import base, preorder
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
@@ -51,6 +51,22 @@ _TYPE_DECLARATIONS = {
     "annotation_type_declaration": "interface",
 }
 _CALLABLES = frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"})
+_UNRESOLVED = Dependency("", "")  # a cache miss (`_Extractor.resolved`)
+_TYPE_UNITS = frozenset(_TYPE_DECLARATIONS.values())
+
+# What the declaration walk (`_Extractor._replay`) needs, in one query; capture indexes follow the
+# order of the names below (an enclosing kind first, for nodes that start together).
+_WALK = """
+[(class_declaration) (interface_declaration) (enum_declaration) (record_declaration)
+ (annotation_type_declaration)] @type
+[(method_declaration) (constructor_declaration) (compact_constructor_declaration)] @callable
+[(package_declaration) (import_declaration) (superclass) (super_interfaces) (extends_interfaces)] @skip
+(scoped_type_identifier) @scoped_type_name
+(type_identifier) @type_name
+(method_invocation) @call
+"""
+_TYPE, _CALLABLE, _SKIP, _SCOPED_TYPE_NAME, _TYPE_NAME, _CALL = range(6)
+_NO_END = 1 << 62  # the end of no scope
 
 
 @dataclass(slots=True)
@@ -99,6 +115,10 @@ class _Extractor:
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.identifiers: set[str] = set()
+        # Resolved type references and static calls by (kind, via, spelling, enclosing type's id):
+        # the result depends on nothing else once the owner's type parameters are ruled out.
+        self.resolved: dict[tuple[str, str, str, int], Dependency] = {}
+        self.siblings = preorder.Siblings()
 
     def run(self) -> FileExtraction:
         tree = base.parse("java", self.source)
@@ -109,29 +129,60 @@ class _Extractor:
                 self.package = base.text(name, self.source) if name is not None else None
             elif child.type == "import_declaration":
                 self._import(child)
-        stack: list[tuple[Node, _Draft | None]] = [(c, None) for c in reversed(root.children)]
-        while stack:
-            node, owner = stack.pop()
-            kind = node.type
-            if kind in ("package_declaration", "import_declaration") or kind in _COMMENTS:
-                continue
-            if kind in ("superclass", "super_interfaces", "extends_interfaces"):
-                continue  # recorded as superclass / implements by _heritage
-            if kind in _TYPE_DECLARATIONS:
-                owner = self._type(node, owner)
-            elif kind in _CALLABLES and owner is not None and owner.type in _TYPE_DECLARATIONS.values():
-                owner = self._callable(node, owner)
-            elif owner is not None:
-                if kind in ("type_identifier", "scoped_type_identifier"):
-                    owner.refs.append(("type", "code_reference", "".join(base.text(node, self.source).split())))
-                    if kind == "scoped_type_identifier":
-                        continue
-                elif kind == "method_invocation":
-                    self._call(node, owner)
-            stack.extend((c, owner) for c in reversed(node.children))
+        self._replay(root)
         self.identifiers = {d.identifier for d in self.drafts}
         units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    def _replay(self, root: Node) -> None:
+        """The declaration walk, replayed over one query's captures (`preorder`).
+
+        It is the pre-order walk every unit and reference comes from: skipped subtrees (package,
+        imports, heritage clauses, which `_heritage` reads) hide everything inside them; type
+        declarations are units wherever they are; a callable is one when the innermost unit around
+        it is a type (methods of anonymous classes in a method belong to that method); type names
+        (a scoped one hiding its parts) and method calls go to the innermost unit.
+        """
+        # Open scopes, outermost first: (node, end byte, the unit owning what is inside, whether
+        # what is inside is hidden). The innermost one's values are kept in locals, and `enter` is
+        # only asked when a capture is not plainly inside it.
+        stack: list[tuple[Node, int, _Draft | None, bool]] = []
+        top_end, owner, hidden = _NO_END, None, False
+        source = self.source
+        for start, negative_end, kind, node in preorder.captures("java", _WALK, root):
+            end = -negative_end
+            if start >= top_end or start == end:
+                index = preorder.enter(stack, node, start, end)
+                top_end, owner, hidden = (stack[-1][1], stack[-1][2], stack[-1][3]) if stack else (_NO_END, None, False)
+                if index != len(stack) - 1:  # an empty node outside the innermost scope
+                    if index >= 0 and stack[index][3] or kind != _TYPE_NAME:
+                        continue
+                    node_owner = stack[index][2] if index >= 0 else None
+                    if node_owner is not None:
+                        node_owner.refs.append(("type", "code_reference", ""))
+                    continue
+            if hidden:
+                continue
+            if kind == _TYPE_NAME:
+                if owner is not None:
+                    owner.refs.append(("type", "code_reference", source[start:end].decode("utf-8", "replace")))
+            elif kind == _CALL:
+                if owner is not None:
+                    self._call(node, owner)
+            elif kind == _TYPE:
+                owner = self._type(node, owner)
+                stack.append((node, end, owner, False))
+                top_end = end
+            elif kind == _CALLABLE:
+                if owner is not None and owner.type in _TYPE_UNITS:
+                    owner = self._callable(node, owner)
+                    stack.append((node, end, owner, False))
+                    top_end = end
+            else:  # a hidden subtree, or a scoped type name, whose parts are hidden
+                if kind == _SCOPED_TYPE_NAME and owner is not None:
+                    owner.refs.append(("type", "code_reference", "".join(base.text(node, source).split())))
+                stack.append((node, end, owner, True))
+                top_end, hidden = end, True
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -176,7 +227,7 @@ class _Extractor:
         draft = _Draft(identifier, unit_type, node, outer, prefix)
         body = node.child_by_field_name("body")
         draft.signature = self._header(node, body)
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENTS))
         draft.metadata = self._modifiers(node)
         if node.type == "annotation_type_declaration":
             draft.metadata["annotation"] = True
@@ -212,17 +263,18 @@ class _Extractor:
         name = base.text(node.child_by_field_name("name"), self.source)
         unit_type = "method" if node.type == "method_declaration" else "constructor"
         suffix = ""
+        parameters = self._parameter_types(node, owner)
         if name in owner.overloaded:
-            suffix = f"({','.join(self._parameter_types(node, owner))})"
+            suffix = f"({','.join(parameters)})"
         identifier = self._unique(f"{owner.identifier}#{name}{suffix}", unit_type)
         owner.members.setdefault(name, []).append(identifier)
         draft = _Draft(identifier, unit_type, node, owner, owner.identifier)
         body = node.child_by_field_name("body")
         header = self._header(node, body)
         draft.signature = header[:-1].rstrip() if header.endswith(";") else header
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENTS))
         draft.metadata = self._modifiers(node)
-        draft.metadata["parameters"] = self._parameter_types(node, owner)
+        draft.metadata["parameters"] = parameters
         return_type = node.child_by_field_name("type")
         if return_type is not None:
             draft.metadata["return_type"] = "".join(base.text(return_type, self.source).split())
@@ -298,8 +350,13 @@ class _Extractor:
         root = dotted.partition(".")[0]
         if root in owner.type_params or (root in _JAVA_LANG and root not in self.declared):
             return None
-        candidates = self._candidates(dotted, owner)
-        return Dependency(self._preferred(dotted, candidates), via, lookup=tuple(candidates))
+        scope = self._enclosing_type(owner)
+        key = ("type", via, dotted, id(scope))
+        found = self.resolved.get(key, _UNRESOLVED)
+        if found is _UNRESOLVED:
+            candidates = self._candidates(dotted, owner)
+            found = self.resolved[key] = Dependency(self._preferred(dotted, candidates), via, lookup=tuple(candidates))
+        return found
 
     def _preferred(self, dotted: str, candidates: list[str]) -> str:
         root, _, rest = dotted.partition(".")
@@ -318,7 +375,9 @@ class _Extractor:
         if obj is None or obj.type == "this":
             owner.refs.append(("own_call" if obj is not None else "bare_call", "calls", name))
         elif obj.type in ("identifier", "field_access", "scoped_identifier"):
-            owner.refs.append(("static_call", "calls", "".join(base.text(obj, self.source).split()) + "#" + name))
+            dotted = "".join(base.text(obj, self.source).split())
+            if dotted[:1].isupper():  # else a variable or a field, never a type (`_resolve`)
+                owner.refs.append(("static_call", "calls", dotted + "#" + name))
 
     def _resolve(self, kind: str, via: str, spelled: str, owner: _Draft) -> Dependency | None:
         if kind == "type":
@@ -328,8 +387,14 @@ class _Extractor:
             root = dotted.partition(".")[0]
             if not root[:1].isupper() or root in owner.type_params or root in _JAVA_LANG:
                 return None  # a variable or a field, not a type
-            candidates = [f"{c}#{name}" for c in self._candidates(dotted, owner)]
-            return Dependency(f"{self._preferred(dotted, candidates)}#{name}", via, lookup=tuple(candidates))
+            key = (kind, via, spelled, id(self._enclosing_type(owner)))
+            found = self.resolved.get(key, _UNRESOLVED)
+            if found is _UNRESOLVED:
+                candidates = [f"{c}#{name}" for c in self._candidates(dotted, owner)]
+                found = self.resolved[key] = Dependency(
+                    f"{self._preferred(dotted, candidates)}#{name}", via, lookup=tuple(candidates)
+                )
+            return found
         if kind == "bare_call" and spelled in self.static_imports:
             target = f"{self.static_imports[spelled]}#{spelled}"
             return Dependency(target, via, lookup=(target,))
@@ -341,7 +406,8 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         start, end = base.line_range(draft.node)
-        deps = draft.deps + [self._resolve(kind, via, spelled, draft) for kind, via, spelled in draft.refs]
+        # A repeated reference resolves to the same dependency, which de-duplication drops anyway.
+        deps = draft.deps + [self._resolve(kind, via, spelled, draft) for kind, via, spelled in dict.fromkeys(draft.refs)]
         return Unit(
             identifier=draft.identifier,
             type=draft.type,

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from tree_sitter import Node
+from tree_sitter import Node, Point, Tree
 
-from woods.extract import base
+from woods.extract import base, preorder
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction, Unit
 
@@ -46,6 +46,8 @@ _ITEM_STARTS = frozenset(
 )
 # Wrapping macros can nest (`cfg_rt! { cfg_fs! { … } }`); unwrapping stops after this many levels.
 _MAX_UNWRAP_DEPTH = 4
+# A tree edit that blanks bytes: (start byte, end byte, start point, end point).
+Edit = tuple[int, int, Point, Point]
 
 
 def unwrap_item_macros(source: bytes, root: Node) -> bytes | None:
@@ -53,7 +55,14 @@ def unwrap_item_macros(source: bytes, root: Node) -> bytes | None:
     `}` become spaces, newlines kept), so the wrapped items parse as items at their own byte
     positions — or None when there is none. Byte offsets never move, so line ranges and texts read
     from the original source stay exact."""
-    spans: list[tuple[int, int]] = []
+    edits = item_macro_wrappers(source, root)
+    return blank(source, edits) if edits else None
+
+
+def item_macro_wrappers(source: bytes, root: Node) -> list[Edit]:
+    """The parts `unwrap_item_macros` blanks, as tree edits: each wrapper's `name! {` and its
+    closing `}` (with a trailing `;`). Blanking keeps every byte offset and row/column."""
+    edits: list[Edit] = []
     stack: list[Node] = [root]
     while stack:
         node = stack.pop()
@@ -63,18 +72,46 @@ def unwrap_item_macros(source: bytes, root: Node) -> bytes | None:
                     (c for c in child.named_children if c.type == "token_tree"), None
                 )
                 if tree is not None:
-                    spans.append((child.start_byte, tree.start_byte + 1))  # `name! {`
-                    spans.append((tree.end_byte - 1, child.end_byte))  # `}` (and a trailing `;`)
+                    row, column = tree.start_point  # `{` and `}` are one byte each
+                    edits.append((child.start_byte, tree.start_byte + 1, child.start_point, Point(row, column + 1)))
+                    row, column = tree.end_point
+                    edits.append((tree.end_byte - 1, child.end_byte, Point(row, column - 1), child.end_point))
             elif child.type in ("declaration_list", "mod_item"):
                 stack.append(child)
-    if not spans:
-        return None
+    return edits
+
+
+def blank(source: bytes, edits: list[Edit]) -> bytes:
+    """`source` with the bytes of every edit replaced by spaces, line breaks kept."""
     out = bytearray(source)
-    for start, end in spans:
+    for start, end, _start_point, _end_point in edits:
         for index in range(start, end):
             if out[index] not in (0x0A, 0x0D):
                 out[index] = 0x20
     return bytes(out)
+
+
+def reparse_unwrapped(source: bytes, tree: Tree) -> tuple[bytes, Tree]:
+    """The source with item-wrapping macros unwrapped (up to `_MAX_UNWRAP_DEPTH` nested levels)
+    and its tree; (source, tree) unchanged when there are none.
+
+    A tree without syntax errors is reparsed incrementally (the blanked bytes as edits, so
+    tree-sitter reuses everything outside the wrappers); one with errors is parsed afresh, where
+    error recovery could otherwise depend on what was reused.
+    """
+    parsed = source
+    for _level in range(_MAX_UNWRAP_DEPTH):  # items inside `cfg_x! { … }` wrappers are items too
+        edits = item_macro_wrappers(parsed, tree.root_node)
+        if not edits:
+            break
+        parsed = blank(parsed, edits)
+        if tree.root_node.has_error:
+            tree = base.parse("rust", parsed)
+            continue
+        for start, end, start_point, end_point in edits:
+            tree.edit(start, end, end, start_point, end_point, end_point)
+        tree = base.parser("rust").parse(parsed, tree)
+    return parsed, tree
 
 
 def _wraps_items(node: Node, source: bytes) -> bool:
@@ -86,6 +123,28 @@ def _wraps_items(node: Node, source: bytes) -> bool:
         return False
     inner = source[tree.start_byte + 1 : tree.end_byte - 1].lstrip()
     return any(inner.startswith(word.encode()) for word in _ITEM_STARTS)
+# What the declaration walk (`_Extractor._replay`) needs, in one query; capture indexes follow the
+# order of the names below (an enclosing kind first, for nodes that start together). `named` is
+# every type name a declaration (or a struct expression) gives, which is never a reference.
+_WALK = """
+[(function_item) (function_signature_item)] @function
+[(struct_item) (union_item) (enum_item) (trait_item) (type_item) (macro_definition)] @item
+(mod_item) @mod
+(impl_item) @impl
+(mod_item body: (_) @body)
+(impl_item body: (_) @body)
+(use_declaration) @use
+(attribute_item) @hidden
+(_ name: [(type_identifier) (scoped_type_identifier)] @named)
+(call_expression) @call
+(scoped_type_identifier) @scoped_type_name
+(type_identifier) @type_name
+"""
+_FUNCTION, _ITEM, _MOD, _IMPL, _BODY, _USE, _HIDDEN_KIND, _NAMED, _CALL, _SCOPED_TYPE_NAME, _TYPE_NAME = range(11)
+# What a scope holds: code (every reference), nothing that counts, or nothing but the body of its
+# `impl` or `mod` (which is code again).
+_CODE, _HIDDEN, _OPENS_BODY = range(3)
+_NO_END = 1 << 62  # the end of no scope
 # Prelude names (enum variants, std constructors) a call never resolves to in project code.
 _PRELUDE = frozenset({"Ok", "Err", "Some", "None", "Box", "Vec", "String", "drop", "Default", "Option"})
 # First path segments that name the standard library, kept as written.
@@ -156,12 +215,13 @@ def _path_segments(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     return tuple(reversed(parts)) if parts else None
 
 
-def _leading_docs(node: Node, source: bytes) -> str | None:
+def _leading_docs(node: Node, source: bytes, siblings: preorder.Siblings) -> str | None:
     """Comments directly above an item, across its `#[…]` attributes."""
     lines: list[str] = []
-    current = node.prev_sibling
     expected = node.start_point[0]
-    while current is not None and current.end_point[0] >= expected - 1:
+    for current in siblings.before(node):
+        if current.end_point[0] < expected - 1:
+            break
         if current.type in _COMMENTS:
             raw = base.text(current, source).rstrip("\n")
             if raw.startswith(("//!", "/*!")):  # an inner doc comment documents the enclosing module
@@ -170,7 +230,6 @@ def _leading_docs(node: Node, source: bytes) -> str | None:
         elif current.type != "attribute_item":
             break
         expected = current.start_point[0]
-        current = current.prev_sibling
     return base.clean_comment("\n".join(lines)) if lines else None
 
 
@@ -188,17 +247,12 @@ class _Extractor:
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.impls: list[tuple[str, tuple[str, ...], _Ctx, _Draft]] = []
         self.child_mods: dict[str, set[str]] = {}  # module path → names of its `mod x` items
+        self.siblings = preorder.Siblings()
 
     def run(self) -> FileExtraction:
         tree = base.parse("rust", self.source)
         warnings = base.syntax_warnings(tree, self.file_path)
-        parsed = self.source
-        for _level in range(_MAX_UNWRAP_DEPTH):  # items inside `cfg_x! { … }` wrappers are items too
-            unwrapped = unwrap_item_macros(parsed, tree.root_node)
-            if unwrapped is None:
-                break
-            parsed = unwrapped
-            tree = base.parse("rust", parsed)
+        _parsed, tree = reparse_unwrapped(self.source, tree)
         root = tree.root_node
         ctx = _Ctx(self.root_module)
         module = _Draft(self.root_module, "module", root, root, None, self._parent_module(self.root_module), ctx)
@@ -212,46 +266,84 @@ class _Extractor:
         for child in root.named_children:
             if child.type == "use_declaration":
                 self._use(child, ctx, module, record=False)
-        stack: list[tuple[Node, _Draft, _Ctx]] = [(c, module, ctx) for c in reversed(root.children)]
-        while stack:
-            node, owner, ctx = stack.pop()
-            kind = node.type
-            if kind in _COMMENTS or kind == "attribute_item":
+        self._replay(root, module, ctx)
+        self._attach_impls()
+        units = tuple(self._freeze(d) for d in self.drafts)
+        return FileExtraction(self.file_path, LANGUAGE, units, warnings)
+
+    def _replay(self, root: Node, module: _Draft, root_ctx: _Ctx) -> None:
+        """The declaration walk, replayed over one query's captures (`preorder`).
+
+        Items, functions and inline modules are units and own what is inside them; an `impl`
+        block's body sees the impl's `Self` and a trait's items the trait's, while the rest of an
+        `impl` (its type, trait and bounds) and of a `mod` is hidden, as are attributes and `use`
+        declarations (read by `_use`). Calls and, inside units other than modules, type names (a
+        scoped one hiding its parts; never the name a declaration gives) go to the innermost unit.
+        """
+        # Open scopes, outermost first: (node, end byte, owning unit, its context, mode). The
+        # innermost one's values are kept in locals; `enter` is asked only when a capture is not
+        # plainly inside it.
+        stack: list[tuple[Node, int, _Draft, _Ctx, int]] = []
+        outermost = (root, _NO_END, module, root_ctx, _CODE)  # the file's own scope
+        _, top_end, owner, ctx, mode = outermost
+        named = -1  # start of the last node a declaration names (never a reference)
+        for start, negative_end, kind, node in preorder.captures("rust", _WALK, root):
+            end = -negative_end
+            if start >= top_end or start == end:
+                index = preorder.enter(stack, node, start, end)
+                _, top_end, owner, ctx, mode = stack[-1] if stack else outermost
+                if index != len(stack) - 1:  # an empty node (a MISSING name) outside the innermost scope
+                    _, _, node_owner, node_ctx, node_mode = stack[index] if index >= 0 else outermost
+                    if kind == _TYPE_NAME and node_mode == _CODE and node_owner.type != "module" and start != named:
+                        self._type_ref(node, node_owner, node_ctx)
+                    continue
+            if mode != _CODE:
+                if kind == _BODY and mode == _OPENS_BODY:  # the body of the impl or mod
+                    stack.append((node, end, owner, ctx, _CODE))
+                    top_end, mode = end, _CODE
                 continue
-            if kind == "use_declaration":
-                self._use(node, ctx, owner, record=True)
-                continue
-            if kind == "mod_item":
+            if kind == _TYPE_NAME:
+                if owner.type != "module" and start != named:
+                    self._type_ref(node, owner, ctx)
+            elif kind == _CALL:
+                self._call(node, owner, ctx)
+            elif kind == _NAMED:
+                named = start
+            elif kind == _SCOPED_TYPE_NAME:
+                if owner.type != "module":
+                    if start != named:
+                        self._type_ref(node, owner, ctx)
+                    stack.append((node, end, owner, ctx, _HIDDEN))
+                    top_end, mode = end, _HIDDEN
+            elif kind in (_FUNCTION, _ITEM):
+                if kind == _FUNCTION:
+                    owner = self._function(node, owner, ctx)
+                else:
+                    owner = self._item(node, owner, ctx)
+                    if node.type == "trait_item":
+                        ctx = _Ctx(ctx.module, owner.identifier, owner.identifier)
+                stack.append((node, end, owner, ctx, _CODE))
+                top_end = end
+            elif kind == _MOD:
                 body = node.child_by_field_name("body")
                 name = base.text(node.child_by_field_name("name"), self.source)
                 self.child_mods.setdefault(ctx.module, set()).add(name)
                 if body is not None:
-                    draft = self._mod(node, owner, ctx)
-                    inner = _Ctx(draft.identifier)
-                    stack.extend((c, draft, inner) for c in reversed(body.children))
-                continue
-            if kind == "impl_item":
-                inner = self._impl(node, owner, ctx)
-                body = node.child_by_field_name("body")
-                if body is not None:
-                    stack.extend((c, owner, inner) for c in reversed(body.children))
-                continue
-            if kind in _ITEM_TYPES:
-                owner = self._item(node, owner, ctx)
-                if kind == "trait_item":
-                    ctx = _Ctx(ctx.module, owner.identifier, owner.identifier)
-            elif kind in ("function_item", "function_signature_item"):
-                owner = self._function(node, owner, ctx)
-            elif kind == "call_expression":
-                self._call(node, owner, ctx)
-            elif kind in ("type_identifier", "scoped_type_identifier") and owner.type != "module":
-                self._type_ref(node, owner, ctx)
-                if kind == "scoped_type_identifier":
-                    continue
-            stack.extend((c, owner, ctx) for c in reversed(node.children))
-        self._attach_impls()
-        units = tuple(self._freeze(d) for d in self.drafts)
-        return FileExtraction(self.file_path, LANGUAGE, units, warnings)
+                    owner = self._mod(node, owner, ctx)
+                    ctx = _Ctx(owner.identifier)
+                stack.append((node, end, owner, ctx, _OPENS_BODY))
+                top_end, mode = end, _OPENS_BODY
+            elif kind == _IMPL:
+                ctx = self._impl(node, owner, ctx)
+                stack.append((node, end, owner, ctx, _OPENS_BODY))
+                top_end, mode = end, _OPENS_BODY
+            elif kind == _USE:
+                self._use(node, ctx, owner, record=True)
+                stack.append((node, end, owner, ctx, _HIDDEN))
+                top_end, mode = end, _HIDDEN
+            elif kind == _HIDDEN_KIND:  # attributes
+                stack.append((node, end, owner, ctx, _HIDDEN))
+                top_end, mode = end, _HIDDEN
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -281,10 +373,11 @@ class _Extractor:
     def _first(self, node: Node) -> Node:
         """The item's first node, its `#[…]` attributes included."""
         first = node
-        previous = node.prev_named_sibling
-        while previous is not None and previous.type == "attribute_item":
-            first = previous
-            previous = previous.prev_named_sibling
+        for previous in self.siblings.before(node):
+            if previous.is_named:
+                if previous.type != "attribute_item":
+                    break
+                first = previous
         return first
 
     def _new(self, node: Node, name: str, unit_type: str, owner: _Draft, ctx: _Ctx, prefix: str) -> _Draft:
@@ -294,7 +387,7 @@ class _Extractor:
         stop = body.start_byte if body is not None else node.end_byte
         header = base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
         draft.signature = header[:-1].rstrip() if header.endswith(";") else header
-        draft.docstring = _leading_docs(node, self.source)
+        draft.docstring = _leading_docs(node, self.source, self.siblings)
         draft.metadata = self._metadata(node, draft.first)
         self.drafts.append(draft)
         self.by_id.setdefault(identifier, draft)
@@ -305,10 +398,13 @@ class _Extractor:
         visibility = next((c for c in node.children if c.type == "visibility_modifier"), None)
         meta["visibility"] = base.text(visibility, self.source) if visibility is not None else "private"
         attributes: list[str] = []
-        current: Node | None = first
-        while current is not None and current.type == "attribute_item":
-            attributes.append(base.one_line(base.text(current, self.source)))
-            current = current.next_named_sibling
+        if first.type == "attribute_item":  # it and the attributes after it, up to the item
+            attributes.append(base.one_line(base.text(first, self.source)))
+            for current in self.siblings.after(first):
+                if current.is_named:
+                    if current.type != "attribute_item":
+                        break
+                    attributes.append(base.one_line(base.text(current, self.source)))
         meta["attributes"] = attributes
         modifiers = next((c for c in node.children if c.type == "function_modifiers"), None)
         if modifiers is not None:
@@ -436,9 +532,7 @@ class _Extractor:
             owner.refs.append(("calls", segments, ctx))
 
     def _type_ref(self, node: Node, owner: _Draft, ctx: _Ctx) -> None:
-        parent = node.parent
-        if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
-            return
+        """A type name (never one a declaration gives: `_replay` leaves those out)."""
         segments = _path_segments(node, self.source)
         if segments and (segments[0] in self.bindings or segments[0] in self.declared):
             owner.refs.append(("code_reference", segments, ctx))
@@ -501,7 +595,10 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         deps: list[Dependency] = list(draft.deps)
-        for via, segments, ctx in draft.refs:
+        # A reference repeated in one context resolves to the same dependency, which
+        # de-duplication would drop: resolve each once.
+        unique = {(via, segments, id(ctx)): (via, segments, ctx) for via, segments, ctx in draft.refs}
+        for via, segments, ctx in unique.values():
             candidates = self._candidates(segments, ctx, draft)
             if candidates:
                 deps.append(Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates)))
