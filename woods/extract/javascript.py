@@ -113,8 +113,8 @@ class _Draft:
     docstring: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     deps: list[Dependency] = field(default_factory=list)
-    # In source order; (CALL | TYPE, node, start byte) is a reference looked at only when it can
-    # resolve (`_Extractor._freeze`).
+    # In source order; (CALL | TYPE | NESTED_TYPE, node, start byte) is a reference looked at only
+    # when it can resolve (`_Extractor._freeze`).
     refs: list[_Ref | tuple[int, Node, int]] = field(default_factory=list)
 
 
@@ -148,6 +148,8 @@ def _name_chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
 _PLAIN_NAME = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*+(?![\\\x80-\xff])")
 # `a.b.c` with nothing between the names: a chain of member expressions over an identifier.
 _PLAIN_CHAIN = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+# The same chain followed by its call's `(`.
+_PLAIN_CALLEE = re.compile(rb"([A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)[ \t\r\n]*\(")
 # Words the grammars parse as something other than an identifier (`super`, `new.target`, …):
 # a chain starting with one is left to `_name_chain`.
 _NOT_IDENTIFIERS = frozenset(
@@ -318,7 +320,7 @@ class _Extractor:
             if chain:
                 owner.refs.append(_Ref("calls", chain))
         elif category == NESTED_TYPE:
-            self._type_reference(node, owner)
+            owner.refs.append((NESTED_TYPE, node, node.start_byte))
             return _Scope(node, None, prefix)
         elif category == JSX:
             chain = _name_chain(node.child_by_field_name("name"), self.source)
@@ -643,11 +645,6 @@ class _Extractor:
                     name = base.text(item, self.source)
                     self._bind(name, specifier, name)
 
-    def _type_reference(self, node: Node, owner: _Draft) -> None:
-        ref = self._type_ref(node)
-        if ref is not None:
-            owner.refs.append(ref)
-
     def _type_ref(self, node: Node) -> _Ref | None:
         parent = node.parent
         if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
@@ -660,14 +657,20 @@ class _Extractor:
         function = node.child_by_field_name("function")
         if function is None:
             return None
-        # The common `a.b.c(…)`: the chain straight from the source, when nothing can make the
-        # tree say otherwise (a syntax error, a keyword such as `super`).
-        if plain and not node.has_error and function.type in ("identifier", "member_expression"):
-            dotted = _PLAIN_CHAIN.fullmatch(self.source, start, function.end_byte)
-            if dotted is not None and function.start_byte == start:
+        # Decided from the callee's source when nothing can make the tree say otherwise (a syntax
+        # error, a comment, type arguments, a keyword such as `super`): the common `a.b.c(…)`,
+        # and `a.b().c(…)` / `a[i](…)`, whose `(` or `[` no chain of names holds.
+        if plain and not node.has_error and function.start_byte == start:
+            end = function.end_byte
+            dotted = _PLAIN_CHAIN.fullmatch(self.source, start, end)
+            if dotted is not None:
                 names = tuple(dotted.group().decode("ascii").split("."))
-                if names[0] not in _NOT_IDENTIFIERS:
+                if names[0] not in _NOT_IDENTIFIERS and function.type in ("identifier", "member_expression"):
                     return _Ref("calls", names)
+            else:
+                callee = self.source[start:end]
+                if (b"(" in callee or b"[" in callee) and b"/" not in callee and b"<" not in callee:
+                    return None
         chain = _name_chain(function, self.source)
         return _Ref("calls", chain) if chain else None
 
@@ -745,10 +748,25 @@ class _Extractor:
                     plain = _PLAIN_NAME.match(source, at)
                     if plain is not None and plain.group() not in names:
                         continue
+                    # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a repeat
+                    # of a chain already kept adds nothing.
+                    callee = _PLAIN_CALLEE.match(source, at)
+                    if callee is not None and ("calls", tuple(callee.group(1).decode("ascii").split("."))) in seen:
+                        continue
                     found = self._call_ref(node, at, plain is not None)
+                elif category == NESTED_TYPE:
+                    plain = _PLAIN_NAME.match(source, at)
+                    if plain is not None and plain.group() not in names:
+                        continue
+                    dotted = _PLAIN_CHAIN.fullmatch(source, at, node.end_byte)
+                    if dotted is not None and ("code_reference", tuple(dotted.group().decode("ascii").split("."))) in seen:
+                        continue
+                    found = self._type_ref(node)
                 else:
                     text = source[at : node.end_byte]
                     if text not in names and (text.isascii() or text.decode("utf-8", "replace") not in resolvable):
+                        continue
+                    if ("code_reference", (text.decode("utf-8", "replace"),)) in seen:
                         continue
                     found = self._type_ref(node)
                 if found is None:
