@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,7 @@ _CLASS_NODES = frozenset({"class_declaration", "abstract_class_declaration", "cl
 _FUNCTION_NODES = frozenset(
     {"function_declaration", "generator_function_declaration", "function_expression", "function", "generator_function"}
 )
+_DECLARED_FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _TYPE_NODES = {"interface_declaration": "interface", "type_alias_declaration": "type_alias", "enum_declaration": "enum"}
 _FIELD_NODES = frozenset({"public_field_definition", "field_definition"})
@@ -208,20 +210,44 @@ VISITED: dict[int, tuple[str, ...]] = {
     NESTED_TYPE: ("nested_type_identifier",),
     JSX: ("jsx_opening_element", "jsx_self_closing_element"),
 }
+# Function values and class expressions declare a unit only as the value of a declarator, a class
+# field or an export (`_Extractor._declaration`); the query asks for them only there, so the many
+# callbacks are never matched. `{values}` stands for the alternation of such kinds, `{field}` for
+# each kind of class field.
+_IN_CONTEXT = (
+    "(variable_declarator value: [{values}] @node)",
+    "({field} value: [{values}] @node)",
+    "(export_statement value: [{values}] @node)",
+    "(variable_declarator (class) @node)",
+    "(export_statement (class) @node)",
+)
 _queries: dict[str, tuple[Query, tuple[int, ...]]] = {}
 
+
 def _visited_query(grammar: str) -> tuple[Query, tuple[int, ...]]:
-    """A query with one pattern per category of visited kinds, and the category of each pattern
-    (built once per grammar)."""
+    """A query with patterns for each category of visited kinds, and the category of each pattern
+    (built once per grammar). Matches of these patterns come in pre-order of their `@node`."""
     found = _queries.get(grammar)
     if found is None:
         lang = base.language(grammar)
+
+        def present(kinds: Iterable[str]) -> list[str]:
+            return [k for k in kinds if lang.id_for_node_kind(k, True) is not None]
+
+        values = " ".join(f"({k})" for k in present(sorted(_FUNCTION_VALUES | _FUNCTION_NODES - _DECLARED_FUNCTIONS)))
         patterns: list[str] = []
         categories: list[int] = []
         for category, kinds in VISITED.items():
-            present = [k for k in kinds if lang.id_for_node_kind(k, True) is not None]
-            if present:
-                patterns.append("[" + " ".join(f"({k})" for k in present) + "] @node")
+            if category == DECLARATION:
+                kinds = tuple(k for k in kinds if k not in _FUNCTION_VALUES and k not in _FUNCTION_NODES and k != "class")
+                kinds += tuple(_DECLARED_FUNCTIONS)
+                for pattern in _IN_CONTEXT:
+                    for field_kind in present(sorted(_FIELD_NODES)) if "{field}" in pattern else [""]:
+                        patterns.append(pattern.format(values=values, field=field_kind))
+                        categories.append(DECLARATION)
+            kinds_present = present(kinds)
+            if kinds_present:
+                patterns.append("[" + " ".join(f"({k})" for k in kinds_present) + "] @node")
                 categories.append(category)
         found = Query(lang, "\n".join(patterns)), tuple(categories)
         _queries[grammar] = found
