@@ -293,8 +293,8 @@ class _Extractor:
         not visited).
 
         Why a query: tree-sitter finds the nodes worth a look in C, so Python never touches the
-        identifiers, strings and punctuation that make up most of a tree. Matches of one-node
-        patterns come in pre-order; a stack of scopes replaces the recursion (a node is under a
+        identifiers, strings and punctuation that make up most of a tree. Matches come in
+        pre-order of their `@node` (tests/test_extract_javascript_walk.py); a stack of scopes replaces the recursion (a node is under a
         scope while it starts before the scope's node ends). Ordinary calls and type names, most
         of the matches, are handled here as `_visit` would, without a call.
         """
@@ -302,7 +302,9 @@ class _Extractor:
         source = self.source
         scopes = [_Scope(root, module, "")]
         scope = scopes[0]
-        end = len(source) + 1  # the root scope holds everything
+        everything = len(source) + 1
+        end = everything  # the root scope holds everything
+        refs = module.refs
         for pattern, captures in QueryCursor(query).matches(root):
             node = captures["node"][0]
             start = node.start_byte
@@ -310,19 +312,23 @@ class _Extractor:
                 while len(scopes) > 1 and not scopes[-1].holds(node, start):
                     scopes.pop()
                 scope = scopes[-1]
-                end = scope.end if len(scopes) > 1 else len(source) + 1
+                end = scope.end if len(scopes) > 1 else everything
+                if scope.owner is not None:
+                    refs = scope.owner.refs
             owner = scope.owner
             if owner is None:
                 continue
             category = categories[pattern]
             if category == TYPE or (category == CALL and not source.startswith((b"require", b"import"), start)):
-                owner.refs.append((category, node, start))
+                refs.append((category, node, start))
                 continue
             inner = self._visit(category, node, owner, scope.prefix)
             if inner is not None:
                 scopes.append(inner)
                 scope = inner
                 end = inner.end
+                if inner.owner is not None:
+                    refs = inner.owner.refs
 
     def _visit(self, category: int, node: Node, owner: _Draft, prefix: str) -> _Scope | None:
         """Record what `node` declares or references; the scope of the nodes under it (None: the
@@ -451,7 +457,10 @@ class _Extractor:
                 value_of.type == "variable_declarator"
                 and holder is not None
                 and holder.type in ("lexical_declaration", "variable_declaration")
-                and sum(1 for c in holder.named_children if c.type == "variable_declarator") == 1
+                and (
+                    holder.named_child_count == 1  # `value_of` alone
+                    or sum(1 for c in holder.named_children if c.type == "variable_declarator") == 1
+                )
             ):
                 outer = holder
         parent = outer.parent
@@ -771,15 +780,21 @@ class _Extractor:
                 category, node, at = ref
                 found: _Ref | None
                 if category == CALL:
-                    plain = _PLAIN_NAME.match(source, at)
-                    if plain is not None and plain.group() not in names:
-                        continue
-                    # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a repeat
-                    # of a chain already kept adds nothing.
                     callee = _PLAIN_CALLEE.match(source, at)
-                    if callee is not None and ("calls", tuple(callee.group(1).decode("ascii").split("."))) in seen:
-                        continue
-                    found = self._call_ref(node, at, plain is not None)
+                    if callee is not None:
+                        # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a
+                        # repeat of a chain already kept adds nothing.
+                        dotted = callee.group(1)
+                        if dotted.partition(b".")[0] not in names:
+                            continue
+                        if ("calls", tuple(dotted.decode("ascii").split("."))) in seen:
+                            continue
+                        found = self._call_ref(node, at, True)
+                    else:
+                        plain = _PLAIN_NAME.match(source, at)
+                        if plain is not None and plain.group() not in names:
+                            continue
+                        found = self._call_ref(node, at, plain is not None)
                 elif category == NESTED_TYPE:
                     plain = _PLAIN_NAME.match(source, at)
                     if plain is not None and plain.group() not in names:
