@@ -579,8 +579,16 @@ class _Extractor:
 
     # -- imports, exports and references ---------------------------------------------------
 
-    def _module_dep(self, specifier: str, owner: _Draft, name: str | None = None, default_local: str | None = None) -> None:
-        modules = resolve_specifier(self.file_path, specifier)
+    def _module_dep(
+        self,
+        specifier: str,
+        owner: _Draft,
+        name: str | None = None,
+        default_local: str | None = None,
+        modules: tuple[str, ...] | None = None,
+    ) -> None:
+        if modules is None:
+            modules = resolve_specifier(self.file_path, specifier)
         if not modules:
             owner.deps.append(Dependency(specifier, "import"))
             return
@@ -592,40 +600,44 @@ class _Extractor:
         owner.deps.append(Dependency(lookup[0], "import", lookup=tuple(dict.fromkeys(lookup))))
 
     def _import(self, node: Node, owner: _Draft) -> None:
-        specifier = _string_value(node.child_by_field_name("source"), self.source)
-        require = next((c for c in node.named_children if c.type == "import_require_clause"), None)
-        if require is not None:
-            specifier = _string_value(require.child_by_field_name("source"), self.source)
+        source = self.source
+        named = node.named_children
+        kinds = [c.type for c in named]
+        if "import_require_clause" in kinds:
+            require = named[kinds.index("import_require_clause")]
+            specifier = _string_value(require.child_by_field_name("source"), source)
             local_node = next((c for c in require.named_children if c.type == "identifier"), None)
             if specifier is not None and local_node is not None:
-                self._bind(base.text(local_node, self.source), specifier, None)
+                self._bind(base.text(local_node, source), specifier, None)
                 self._module_dep(specifier, owner)
             return
+        specifier = _string_value(node.child_by_field_name("source"), source)
         if specifier is None:
             return
-        clause = next((c for c in node.named_children if c.type == "import_clause"), None)
-        if clause is None:
-            self._module_dep(specifier, owner)
+        modules = resolve_specifier(self.file_path, specifier)
+        if "import_clause" not in kinds:
+            self._module_dep(specifier, owner, modules=modules)
             return
-        for part in clause.named_children:
-            if part.type == "identifier":
-                local = base.text(part, self.source)
-                self._bind(local, specifier, "default", default=True)
-                self._module_dep(specifier, owner, "default", default_local=local)
-            elif part.type == "namespace_import":
+        for part in named[kinds.index("import_clause")].named_children:
+            part_kind = part.type
+            if part_kind == "identifier":
+                local = base.text(part, source)
+                self.bindings[local] = _Binding(modules, specifier, "default", True)
+                self._module_dep(specifier, owner, "default", default_local=local, modules=modules)
+            elif part_kind == "namespace_import":
                 ident = next((c for c in part.named_children if c.type == "identifier"), None)
                 if ident is not None:
-                    self._bind(base.text(ident, self.source), specifier, None)
-                self._module_dep(specifier, owner)
-            elif part.type == "named_imports":
+                    self.bindings[base.text(ident, source)] = _Binding(modules, specifier, None)
+                self._module_dep(specifier, owner, modules=modules)
+            elif part_kind == "named_imports":
                 for spec in part.named_children:
                     if spec.type != "import_specifier":
                         continue
-                    imported = base.text(spec.child_by_field_name("name"), self.source)
+                    imported = base.text(spec.child_by_field_name("name"), source)
                     alias = spec.child_by_field_name("alias")
-                    local = base.text(alias, self.source) if alias is not None else imported
-                    self._bind(local, specifier, imported)
-                    self._module_dep(specifier, owner, imported)
+                    local = base.text(alias, source) if alias is not None else imported
+                    self.bindings[local] = _Binding(modules, specifier, imported)
+                    self._module_dep(specifier, owner, imported, modules=modules)
 
     def _bind(self, local: str, specifier: str, imported: str | None, default: bool = False) -> None:
         self.bindings[local] = _Binding(resolve_specifier(self.file_path, specifier), specifier, imported, default)
