@@ -294,9 +294,10 @@ class _Extractor:
 
         Why a query: tree-sitter finds the nodes worth a look in C, so Python never touches the
         identifiers, strings and punctuation that make up most of a tree. Matches come in
-        pre-order of their `@node` (tests/test_extract_javascript_walk.py); a stack of scopes replaces the recursion (a node is under a
-        scope while it starts before the scope's node ends). Ordinary calls and type names, most
-        of the matches, are handled here as `_visit` would, without a call.
+        pre-order of their `@node` (tests/test_extract_javascript_walk.py compares this walk with
+        a plain one); a stack of scopes replaces the recursion (a node is under a scope while it
+        starts before the scope's node ends). Ordinary calls and type names, most of the
+        matches, are handled here as `_visit` would, without a call.
         """
         query, categories = _visited_query(self.grammar)
         source = self.source
@@ -337,7 +338,7 @@ class _Extractor:
             start = node.start_byte
             if self.source.startswith((b"require", b"import"), start):
                 self._call(node, owner)
-            else:  # an ordinary call: its callee is looked at only if it can resolve (_deferred)
+            else:  # an ordinary call: its callee is looked at only if it can resolve (_freeze)
                 owner.refs.append((CALL, node, start))
         elif category == TYPE:
             owner.refs.append((TYPE, node, node.start_byte))
