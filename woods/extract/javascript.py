@@ -18,11 +18,14 @@ the same file (anything else would be a local variable the linker cannot resolve
 
 from __future__ import annotations
 
+import functools
 import posixpath
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
 
 from woods.extract import base
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -40,6 +43,7 @@ _CLASS_NODES = frozenset({"class_declaration", "abstract_class_declaration", "cl
 _FUNCTION_NODES = frozenset(
     {"function_declaration", "generator_function_declaration", "function_expression", "function", "generator_function"}
 )
+_DECLARED_FUNCTIONS = frozenset({"function_declaration", "generator_function_declaration"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _TYPE_NODES = {"interface_declaration": "interface", "type_alias_declaration": "type_alias", "enum_declaration": "enum"}
 _FIELD_NODES = frozenset({"public_field_definition", "field_definition"})
@@ -63,7 +67,13 @@ def resolve_specifier(file_path: str, specifier: str) -> tuple[str, ...]:
     """Module identifiers a relative import may mean, most likely first; () for a bare package."""
     if not specifier.startswith("."):
         return ()
-    joined = posixpath.normpath(posixpath.join(posixpath.dirname(file_path), specifier))
+    return _resolve_relative(posixpath.dirname(file_path), specifier)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve_relative(directory: str, specifier: str) -> tuple[str, ...]:
+    # Cached: the files of a directory import the same few modules, each name several times.
+    joined = posixpath.normpath(posixpath.join(directory, specifier))
     stripped = module_identifier(joined)
     candidates = [stripped, f"{stripped}/index"]
     if stripped != joined:
@@ -105,7 +115,9 @@ class _Draft:
     docstring: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     deps: list[Dependency] = field(default_factory=list)
-    refs: list[_Ref] = field(default_factory=list)
+    # In source order; (CALL | TYPE | NESTED_TYPE, node, start byte) is a reference looked at only
+    # when it can resolve (`_Extractor._freeze`).
+    refs: list[_Ref | tuple[int, Node, int]] = field(default_factory=list)
 
 
 def _name_chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
@@ -133,11 +145,113 @@ def _name_chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     return tuple(reversed(parts))
 
 
+# A plain ASCII identifier that ends there: not followed by a `\\u` escape or a non-ASCII byte,
+# either of which may continue it (possessive, so it never matches a shorter name instead).
+_PLAIN_NAME = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*+(?![\\\x80-\xff])")
+# `a.b.c` with nothing between the names: a chain of member expressions over an identifier.
+_PLAIN_CHAIN = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
+# The same chain followed by its call's `(`.
+_PLAIN_CALLEE = re.compile(rb"([A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)[ \t\r\n]*\(")
+# Words the grammars parse as something other than an identifier (`super`, `new.target`, …):
+# a chain starting with one is left to `_name_chain`.
+_NOT_IDENTIFIERS = frozenset(
+    {"super", "undefined", "true", "false", "null", "new", "import", "yield", "await", "typeof", "void",
+     "delete", "in", "instanceof", "of", "let", "async", "class", "function"}
+)
+
+
 def _string_value(node: Node | None, source: bytes) -> str | None:
     if node is None or node.type not in ("string", "template_string"):
         return None
     raw = base.text(node, source)
     return raw[1:-1] if len(raw) >= 2 else None
+
+
+@dataclass(slots=True)
+class _Scope:
+    """The nodes under `node` belong to `owner` (None: nothing under it is looked at), with `prefix`
+    as the qualified-name prefix of what they declare."""
+
+    node: Node
+    owner: _Draft | None
+    prefix: str
+    end: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.end = self.node.end_byte
+
+    def holds(self, node: Node, start: int) -> bool:
+        """Whether `node`, which comes after this scope's node in pre-order, lies under it."""
+        if start < self.end:
+            return True
+        if start > self.end or node.end_byte != start:
+            return False
+        # A zero-width (missing) node at the very end: under it only if it descends from it.
+        ancestor = node.parent
+        while ancestor is not None and ancestor != self.node:
+            ancestor = ancestor.parent
+        return ancestor is not None
+
+
+# What `_Extractor._visit` looks at, by category; every other node only holds these. Kinds a
+# grammar lacks (no TS types in javascript, no JSX in typescript) are left out of its query.
+DECLARATION, NAMESPACE, IMPORT, HERITAGE, EXPORT, CALL, NEW, TYPE, NESTED_TYPE, JSX = range(10)
+VISITED: dict[int, tuple[str, ...]] = {
+    DECLARATION: (
+        *sorted(_CLASS_NODES | _FUNCTION_NODES | _FUNCTION_VALUES | _TYPE_NODES.keys()), "method_definition"
+    ),
+    NAMESPACE: ("internal_module", "module"),
+    IMPORT: ("import_statement",),
+    HERITAGE: ("class_heritage", "extends_type_clause"),
+    EXPORT: ("export_statement",),
+    CALL: ("call_expression",),
+    NEW: ("new_expression",),
+    TYPE: ("type_identifier",),
+    NESTED_TYPE: ("nested_type_identifier",),
+    JSX: ("jsx_opening_element", "jsx_self_closing_element"),
+}
+# Function values and class expressions declare a unit only as the value of a declarator, a class
+# field or an export (`_Extractor._declaration`); the query asks for them only there, so the many
+# callbacks are never matched. `{values}` stands for the alternation of such kinds, `{field}` for
+# each kind of class field.
+_IN_CONTEXT = (
+    "(variable_declarator value: [{values}] @node)",
+    "({field} value: [{values}] @node)",
+    "(export_statement value: [{values}] @node)",
+    "(variable_declarator (class) @node)",
+    "(export_statement (class) @node)",
+)
+_queries: dict[str, tuple[Query, tuple[int, ...]]] = {}
+
+
+def _visited_query(grammar: str) -> tuple[Query, tuple[int, ...]]:
+    """A query with patterns for each category of visited kinds, and the category of each pattern
+    (built once per grammar). Matches of these patterns come in pre-order of their `@node`."""
+    found = _queries.get(grammar)
+    if found is None:
+        lang = base.language(grammar)
+
+        def present(kinds: Iterable[str]) -> list[str]:
+            return [k for k in kinds if lang.id_for_node_kind(k, True) is not None]
+
+        values = " ".join(f"({k})" for k in present(sorted(_FUNCTION_VALUES | _FUNCTION_NODES - _DECLARED_FUNCTIONS)))
+        patterns: list[str] = []
+        categories: list[int] = []
+        for category, kinds in VISITED.items():
+            if category == DECLARATION:
+                kinds = tuple(k for k in kinds if k not in _FUNCTION_VALUES and k not in _FUNCTION_NODES and k != "class")
+                kinds += tuple(_DECLARED_FUNCTIONS)
+                for pattern in _IN_CONTEXT:
+                    for field_kind in present(sorted(_FIELD_NODES)) if "{field}" in pattern else [""]:
+                        patterns.append(pattern.format(values=values, field=field_kind))
+                        categories.append(DECLARATION)
+            kinds_present = present(kinds)
+            if kinds_present:
+                patterns.append("[" + " ".join(f"({k})" for k in kinds_present) + "] @node")
+                categories.append(category)
+        found = Query(lang, "\n".join(patterns)), tuple(categories)
+        _queries[grammar] = found
+    return found
 
 
 class _Extractor:
@@ -155,6 +269,8 @@ class _Extractor:
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.identifiers: set[str] = set()
+        self.resolvable: set[str] = set()  # first names a reference can resolve from
+        self.resolvable_bytes: set[bytes] = set()  # the same, UTF-8 encoded
 
     def run(self) -> FileExtraction:
         tree = base.parse(self.grammar, self.source)
@@ -164,44 +280,96 @@ class _Extractor:
         if first_comment is not None and first_comment.type == "comment":
             module.docstring = base.clean_comment(base.text(first_comment, self.source))
         self.drafts.append(module)
-        stack: list[tuple[Node, _Draft, str]] = [(c, module, "") for c in reversed(root.children)]
-        while stack:
-            node, owner, prefix = stack.pop()
-            kind = node.type
-            draft = self._declaration(node, owner, prefix)
-            if draft is not None:
-                stack.extend((c, draft, draft.qual) for c in reversed(node.children))
-                continue
-            if kind in ("internal_module", "module") and node.child_by_field_name("name") is not None:
-                name = base.text(node.child_by_field_name("name"), self.source)
-                inner = f"{prefix}.{name}" if prefix else name
-                stack.extend((c, owner, inner) for c in reversed(node.children))
-                continue
-            if kind == "import_statement":
-                self._import(node, owner)
-                continue
-            if kind in ("class_heritage", "extends_type_clause"):
-                continue  # recorded as superclass / implements by _heritage
-            if kind == "export_statement":
-                self._export(node, owner)
-            elif kind == "call_expression":
-                self._call(node, owner)
-            elif kind == "new_expression":
-                chain = _name_chain(node.child_by_field_name("constructor"), self.source)
-                if chain:
-                    owner.refs.append(_Ref("calls", chain))
-            elif kind in ("type_identifier", "nested_type_identifier"):
-                self._type_reference(node, owner)
-                if kind == "nested_type_identifier":
-                    continue
-            elif kind in ("jsx_opening_element", "jsx_self_closing_element"):
-                chain = _name_chain(node.child_by_field_name("name"), self.source)
-                if chain and chain[0][:1].isupper():
-                    owner.refs.append(_Ref("code_reference", chain))
-            stack.extend((c, owner, prefix) for c in reversed(node.children))
+        self._walk(root, module)
         self.identifiers = {d.identifier for d in self.drafts}
+        self.resolvable = {"this", *self.bindings, *self.declared}
+        self.resolvable_bytes = {name.encode("utf-8", "surrogatepass") for name in self.resolvable}
         units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, self.language, units, base.syntax_warnings(tree, self.file_path))
+
+    def _walk(self, root: Node, module: _Draft) -> None:
+        """`_visit` every named node of a kind in `VISITED`, in pre-order, as a walk over every node
+        would; a `_Scope` returned for a node applies to the nodes under it (owner None: they are
+        not visited).
+
+        Why a query: tree-sitter finds the nodes worth a look in C, so Python never touches the
+        identifiers, strings and punctuation that make up most of a tree. Matches come in
+        pre-order of their `@node` (tests/test_extract_javascript_walk.py compares this walk with
+        a plain one); a stack of scopes replaces the recursion (a node is under a scope while it
+        starts before the scope's node ends). Ordinary calls and type names, most of the
+        matches, are handled here as `_visit` would, without a call.
+        """
+        query, categories = _visited_query(self.grammar)
+        source = self.source
+        scopes = [_Scope(root, module, "")]
+        scope = scopes[0]
+        everything = len(source) + 1
+        end = everything  # the root scope holds everything
+        refs = module.refs
+        for pattern, captures in QueryCursor(query).matches(root):
+            node = captures["node"][0]
+            start = node.start_byte
+            if start >= end:
+                while len(scopes) > 1 and not scopes[-1].holds(node, start):
+                    scopes.pop()
+                scope = scopes[-1]
+                end = scope.end if len(scopes) > 1 else everything
+                if scope.owner is not None:
+                    refs = scope.owner.refs
+            owner = scope.owner
+            if owner is None:
+                continue
+            category = categories[pattern]
+            if category == TYPE or (category == CALL and not source.startswith((b"require", b"import"), start)):
+                refs.append((category, node, start))
+                continue
+            inner = self._visit(category, node, owner, scope.prefix)
+            if inner is not None:
+                scopes.append(inner)
+                scope = inner
+                end = inner.end
+                if inner.owner is not None:
+                    refs = inner.owner.refs
+
+    def _visit(self, category: int, node: Node, owner: _Draft, prefix: str) -> _Scope | None:
+        """Record what `node` declares or references; the scope of the nodes under it (None: the
+        same as `node`'s)."""
+        if category == CALL:
+            start = node.start_byte
+            if self.source.startswith((b"require", b"import"), start):
+                self._call(node, owner)
+            else:  # an ordinary call: its callee is looked at only if it can resolve (_freeze)
+                owner.refs.append((CALL, node, start))
+        elif category == TYPE:
+            owner.refs.append((TYPE, node, node.start_byte))
+        elif category == DECLARATION:
+            draft = self._declaration(node, owner, prefix)
+            if draft is not None:
+                return _Scope(node, draft, draft.qual)
+        elif category == EXPORT:
+            self._export(node, owner)
+        elif category == NEW:
+            chain = _name_chain(node.child_by_field_name("constructor"), self.source)
+            if chain:
+                owner.refs.append(_Ref("calls", chain))
+        elif category == NESTED_TYPE:
+            owner.refs.append((NESTED_TYPE, node, node.start_byte))
+            return _Scope(node, None, prefix)
+        elif category == JSX:
+            chain = _name_chain(node.child_by_field_name("name"), self.source)
+            if chain and chain[0][:1].isupper():
+                owner.refs.append(_Ref("code_reference", chain))
+        elif category == IMPORT:
+            self._import(node, owner)
+            return _Scope(node, None, prefix)
+        elif category == HERITAGE:
+            return _Scope(node, None, prefix)  # recorded as superclass / implements by _heritage
+        elif category == NAMESPACE:
+            name_node = node.child_by_field_name("name")
+            if name_node is not None:
+                name = base.text(name_node, self.source)
+                return _Scope(node, owner, f"{prefix}.{name}" if prefix else name)
+        return None
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -210,36 +378,42 @@ class _Extractor:
         value_of: Node | None = None  # the declarator / field a function value belongs to
         if kind in _CLASS_NODES:
             unit_type = "class"
-            parent = node.parent
-            if kind == "class" and parent is not None and parent.type == "variable_declarator":
-                value_of = parent
+            if kind == "class":
+                parent = node.parent
+                if parent is None or parent.type not in ("variable_declarator", "export_statement"):
+                    return None
+                if parent.type == "variable_declarator":
+                    value_of = parent
         elif kind in _TYPE_NODES:
             unit_type = _TYPE_NODES[kind]
         elif kind in ("function_declaration", "generator_function_declaration"):
             unit_type = "method" if owner.type == "class" else "function"
         elif kind == "method_definition":
-            if owner.type != "class" or node.parent is None or node.parent.type != "class_body":
+            if owner.type != "class":
+                return None
+            parent = node.parent
+            if parent is None or parent.type != "class_body":
                 return None
             unit_type = "method"
         elif kind in _FUNCTION_VALUES or kind in _FUNCTION_NODES:
             parent = node.parent
             if parent is None:
                 return None
-            if parent.type == "variable_declarator" and parent.child_by_field_name("value") == node:
+            parent_kind = parent.type
+            if parent_kind == "variable_declarator" and parent.child_by_field_name("value") == node:
                 value_of = parent
                 unit_type = "function"
-            elif parent.type in _FIELD_NODES and owner.type == "class":
+            elif parent_kind in _FIELD_NODES and owner.type == "class":
                 value_of = parent
                 unit_type = "method"
-            elif parent.type == "export_statement" and parent.child_by_field_name("value") == node:
+            elif parent_kind == "export_statement" and parent.child_by_field_name("value") == node:
                 unit_type = "function"
             else:
                 return None
         else:
             return None
-        if kind == "class" and (node.parent is None or node.parent.type not in ("variable_declarator", "export_statement")):
-            return None
-        name = self._name(node, value_of)
+        name_node = node.child_by_field_name("name")
+        name = self._name(node, value_of, name_node)
         if name is None:
             return None
         qual = f"{prefix}.{name}" if prefix else name
@@ -249,14 +423,17 @@ class _Extractor:
         first, last = self._span(node, value_of)
         draft = _Draft(identifier, qual, unit_type, first, last, owner, owner.identifier)
         self.declared.add(name)
-        draft.signature = self._signature(first, node)
+        children = node.children
+        kinds = [(c.type, c.is_named) for c in children]
+        first_kind = first.type
+        draft.signature = self._signature(first, first_kind, node, kind)
         draft.docstring = base.clean_comment(base.leading_comment(first, self.source))
-        draft.metadata = self._metadata(node, first, value_of)
-        self._heritage(node, draft)
+        draft.metadata = self._metadata(node, kind, children, kinds, name_node, first, first_kind, value_of)
+        self._heritage(children, kinds, draft)
         self.drafts.append(draft)
         return draft
 
-    def _name(self, node: Node, value_of: Node | None) -> str | None:
+    def _name(self, node: Node, value_of: Node | None, name_node: Node | None) -> str | None:
         if value_of is not None:
             name_node = value_of.child_by_field_name("name") or value_of.child_by_field_name("property")
             if name_node is None or name_node.type not in (
@@ -264,7 +441,6 @@ class _Extractor:
             ):
                 return None
             return base.text(name_node, self.source)
-        name_node = node.child_by_field_name("name")
         if name_node is not None:
             return base.text(name_node, self.source)
         parent = node.parent
@@ -282,7 +458,10 @@ class _Extractor:
                 value_of.type == "variable_declarator"
                 and holder is not None
                 and holder.type in ("lexical_declaration", "variable_declaration")
-                and sum(1 for c in holder.named_children if c.type == "variable_declarator") == 1
+                and (
+                    holder.named_child_count == 1  # `value_of` alone
+                    or sum(1 for c in holder.named_children if c.type == "variable_declarator") == 1
+                )
             ):
                 outer = holder
         parent = outer.parent
@@ -295,69 +474,85 @@ class _Extractor:
             previous = first.prev_named_sibling
         return first, outer
 
-    def _signature(self, first: Node, node: Node) -> str:
+    def _signature(self, first: Node, first_kind: str, node: Node, kind: str) -> str:
         start = first
-        while start.type == "decorator" and start.next_named_sibling is not None:
+        start_kind = first_kind
+        while start_kind == "decorator" and start.next_named_sibling is not None:
             start = start.next_named_sibling
+            start_kind = start.type
         start_byte = start.start_byte
-        for child in start.children if start.type == "export_statement" else ():
+        for child in start.children if start_kind == "export_statement" else ():
             if child.type != "decorator":
                 start_byte = child.start_byte
                 break
-        body = node.child_by_field_name("body")
-        if body is not None and node.type == "type_alias_declaration":
-            body = None
+        body = node.child_by_field_name("body") if kind != "type_alias_declaration" else None
         stop = body.start_byte if body is not None else node.end_byte
-        if node.type == "arrow_function" and body is not None and body.type != "statement_block":
-            stop = body.start_byte
         header = base.one_line(self.source[start_byte:stop].decode("utf-8", "replace"))
         return header.rstrip("{").rstrip()
 
-    def _metadata(self, node: Node, first: Node, value_of: Node | None) -> dict[str, Any]:
+    def _metadata(
+        self,
+        node: Node,
+        kind: str,
+        children: list[Node],
+        kinds: list[tuple[str, bool]],
+        name_node: Node | None,
+        first: Node,
+        first_kind: str,
+        value_of: Node | None,
+    ) -> dict[str, Any]:
         meta: dict[str, Any] = {}
         wrapper = first
-        while wrapper.type == "decorator" and wrapper.next_named_sibling is not None:
+        wrapper_kind = first_kind
+        while wrapper_kind == "decorator" and wrapper.next_named_sibling is not None:
             wrapper = wrapper.next_named_sibling
-        exported = wrapper.type == "export_statement"
+            wrapper_kind = wrapper.type
+        exported = wrapper_kind == "export_statement"
+        wrapper_children = wrapper.children if exported else []
         meta["exported"] = exported
-        meta["default_export"] = exported and any(c.type == "default" for c in wrapper.children)
-        tokens = {c.type for c in node.children if not c.is_named}
+        meta["default_export"] = exported and any(c.type == "default" for c in wrapper_children)
+        tokens = {k for k, named in kinds if not named}
+        value_children = value_of.children if value_of is not None else []
+        value_kinds = [(c.type, c.is_named) for c in value_children]
         if value_of is not None:
-            tokens |= {c.type for c in value_of.children if not c.is_named}
-            meta["arrow"] = node.type == "arrow_function"
-        if node.type not in _CLASS_NODES and node.type not in _TYPE_NODES:
+            tokens |= {k for k, named in value_kinds if not named}
+            meta["arrow"] = kind == "arrow_function"
+        if kind not in _CLASS_NODES and kind not in _TYPE_NODES:
             meta["async"] = "async" in tokens
         if "static" in tokens:
             meta["static"] = True
-        if "abstract" in tokens or node.type == "abstract_class_declaration":
+        if "abstract" in tokens or kind == "abstract_class_declaration":
             meta["abstract"] = True
-        if "*" in tokens or "generator" in node.type:
+        if "*" in tokens or "generator" in kind:
             meta["generator"] = True
         for getter in ("get", "set"):
             if getter in tokens:
                 meta["kind"] = "getter" if getter == "get" else "setter"
-        name_node = node.child_by_field_name("name")
-        if node.type == "method_definition" and name_node is not None and base.text(name_node, self.source) == "constructor":
+        if kind == "method_definition" and name_node is not None and base.text(name_node, self.source) == "constructor":
             meta["kind"] = "constructor"
-        holders = [node] + ([value_of] if value_of is not None else [])
-        for holder in holders:
-            for child in holder.children:
-                if child.type == "accessibility_modifier":
+        for holder_children, holder_kinds in ((children, kinds), (value_children, value_kinds)):
+            for child, (child_kind, _) in zip(holder_children, holder_kinds, strict=True):
+                if child_kind == "accessibility_modifier":
                     meta["accessibility"] = base.text(child, self.source)
-        decorators = [c for c in (first.parent.children if first.parent else []) if c.type == "decorator"]
-        decorators = [d for d in decorators if first.start_byte <= d.start_byte < node.start_byte]
-        decorators += [c for c in node.children if c.type == "decorator"]
-        if wrapper.type == "export_statement":
-            decorators += [c for c in wrapper.children if c.type == "decorator"]
+        # Decorators from `first` up to the declaration: siblings, not all of the parent's children.
+        decorators: list[Node] = []
+        if first_kind == "decorator":
+            sibling: Node | None = first
+            while sibling is not None and sibling.start_byte < node.start_byte:
+                if sibling.type == "decorator":
+                    decorators.append(sibling)
+                sibling = sibling.next_sibling
+        decorators += [c for c, (k, _) in zip(children, kinds, strict=True) if k == "decorator"]
+        decorators += [c for c in wrapper_children if c.type == "decorator"]
         if decorators:
             meta["decorators"] = sorted(
                 {base.one_line(base.text(d, self.source)).lstrip("@") for d in decorators}
             )
         return meta
 
-    def _heritage(self, node: Node, draft: _Draft) -> None:
-        for child in node.named_children:
-            if child.type == "class_heritage":
+    def _heritage(self, children: list[Node], kinds: list[tuple[str, bool]], draft: _Draft) -> None:
+        for child, (kind, _) in zip(children, kinds, strict=True):
+            if kind == "class_heritage":
                 clauses = [c for c in child.named_children if c.type in ("extends_clause", "implements_clause")]
                 if not clauses:  # javascript grammar: `extends <expression>` directly
                     for expr in child.named_children:
@@ -367,7 +562,7 @@ class _Extractor:
                     for expr in clause.named_children:
                         if expr.type != "type_arguments":
                             self._heritage_ref(expr, via, draft)
-            elif child.type == "extends_type_clause":
+            elif kind == "extends_type_clause":
                 for expr in child.named_children:
                     self._heritage_ref(expr, "superclass", draft)
 
@@ -385,8 +580,16 @@ class _Extractor:
 
     # -- imports, exports and references ---------------------------------------------------
 
-    def _module_dep(self, specifier: str, owner: _Draft, name: str | None = None, default_local: str | None = None) -> None:
-        modules = resolve_specifier(self.file_path, specifier)
+    def _module_dep(
+        self,
+        specifier: str,
+        owner: _Draft,
+        name: str | None = None,
+        default_local: str | None = None,
+        modules: tuple[str, ...] | None = None,
+    ) -> None:
+        if modules is None:
+            modules = resolve_specifier(self.file_path, specifier)
         if not modules:
             owner.deps.append(Dependency(specifier, "import"))
             return
@@ -398,40 +601,44 @@ class _Extractor:
         owner.deps.append(Dependency(lookup[0], "import", lookup=tuple(dict.fromkeys(lookup))))
 
     def _import(self, node: Node, owner: _Draft) -> None:
-        specifier = _string_value(node.child_by_field_name("source"), self.source)
-        require = next((c for c in node.named_children if c.type == "import_require_clause"), None)
-        if require is not None:
-            specifier = _string_value(require.child_by_field_name("source"), self.source)
+        source = self.source
+        named = node.named_children
+        kinds = [c.type for c in named]
+        if "import_require_clause" in kinds:
+            require = named[kinds.index("import_require_clause")]
+            specifier = _string_value(require.child_by_field_name("source"), source)
             local_node = next((c for c in require.named_children if c.type == "identifier"), None)
             if specifier is not None and local_node is not None:
-                self._bind(base.text(local_node, self.source), specifier, None)
+                self._bind(base.text(local_node, source), specifier, None)
                 self._module_dep(specifier, owner)
             return
+        specifier = _string_value(node.child_by_field_name("source"), source)
         if specifier is None:
             return
-        clause = next((c for c in node.named_children if c.type == "import_clause"), None)
-        if clause is None:
-            self._module_dep(specifier, owner)
+        modules = resolve_specifier(self.file_path, specifier)
+        if "import_clause" not in kinds:
+            self._module_dep(specifier, owner, modules=modules)
             return
-        for part in clause.named_children:
-            if part.type == "identifier":
-                local = base.text(part, self.source)
-                self._bind(local, specifier, "default", default=True)
-                self._module_dep(specifier, owner, "default", default_local=local)
-            elif part.type == "namespace_import":
+        for part in named[kinds.index("import_clause")].named_children:
+            part_kind = part.type
+            if part_kind == "identifier":
+                local = base.text(part, source)
+                self.bindings[local] = _Binding(modules, specifier, "default", True)
+                self._module_dep(specifier, owner, "default", default_local=local, modules=modules)
+            elif part_kind == "namespace_import":
                 ident = next((c for c in part.named_children if c.type == "identifier"), None)
                 if ident is not None:
-                    self._bind(base.text(ident, self.source), specifier, None)
-                self._module_dep(specifier, owner)
-            elif part.type == "named_imports":
+                    self.bindings[base.text(ident, source)] = _Binding(modules, specifier, None)
+                self._module_dep(specifier, owner, modules=modules)
+            elif part_kind == "named_imports":
                 for spec in part.named_children:
                     if spec.type != "import_specifier":
                         continue
-                    imported = base.text(spec.child_by_field_name("name"), self.source)
+                    imported = base.text(spec.child_by_field_name("name"), source)
                     alias = spec.child_by_field_name("alias")
-                    local = base.text(alias, self.source) if alias is not None else imported
-                    self._bind(local, specifier, imported)
-                    self._module_dep(specifier, owner, imported)
+                    local = base.text(alias, source) if alias is not None else imported
+                    self.bindings[local] = _Binding(modules, specifier, imported)
+                    self._module_dep(specifier, owner, imported, modules=modules)
 
     def _bind(self, local: str, specifier: str, imported: str | None, default: bool = False) -> None:
         self.bindings[local] = _Binding(resolve_specifier(self.file_path, specifier), specifier, imported, default)
@@ -486,13 +693,34 @@ class _Extractor:
                     name = base.text(item, self.source)
                     self._bind(name, specifier, name)
 
-    def _type_reference(self, node: Node, owner: _Draft) -> None:
+    def _type_ref(self, node: Node) -> _Ref | None:
         parent = node.parent
         if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
-            return  # the declared name itself, not a reference
+            return None  # the declared name itself, not a reference
         chain = _name_chain(node, self.source)
-        if chain:
-            owner.refs.append(_Ref("code_reference", chain))
+        return _Ref("code_reference", chain) if chain else None
+
+    def _call_ref(self, node: Node, start: int, plain: bool) -> _Ref | None:
+        """The reference an ordinary call makes (`plain`: an ASCII name starts it)."""
+        function = node.child_by_field_name("function")
+        if function is None:
+            return None
+        # Decided from the callee's source when nothing can make the tree say otherwise (a syntax
+        # error, a comment, type arguments, a keyword such as `super`): the common `a.b.c(…)`,
+        # and `a.b().c(…)` / `a[i](…)`, whose `(` or `[` no chain of names holds.
+        if plain and not node.has_error and function.start_byte == start:
+            end = function.end_byte
+            dotted = _PLAIN_CHAIN.fullmatch(self.source, start, end)
+            if dotted is not None:
+                names = tuple(dotted.group().decode("ascii").split("."))
+                if names[0] not in _NOT_IDENTIFIERS and function.type in ("identifier", "member_expression"):
+                    return _Ref("calls", names)
+            else:
+                callee = self.source[start:end]
+                if (b"(" in callee or b"[" in callee) and b"/" not in callee and b"<" not in callee:
+                    return None
+        chain = _name_chain(function, self.source)
+        return _Ref("calls", chain) if chain else None
 
     def _module_draft(self) -> _Draft:
         return self.drafts[0]
@@ -552,7 +780,57 @@ class _Extractor:
             start, end, code = base.node_span(draft.first, draft.last, self.source)
             if draft.parent is not None and draft.parent.type == "module" and draft.qual in self.local_exports:
                 draft.metadata["exported"] = True
-        deps = list(draft.deps) + [self._resolve(r, draft) for r in draft.refs]
+        deps: list[Dependency | None] = list(draft.deps)
+        seen: set[tuple[str, tuple[str, ...]]] = set()
+        source = self.source
+        resolvable = self.resolvable
+        names = self.resolvable_bytes
+        for ref in draft.refs:
+            if type(ref) is tuple:
+                # A reference's chain starts with the name at its first byte; when that name is
+                # neither `this`, imported nor declared in the file, `_resolve` would drop it, so
+                # the node is never looked at (most calls and type names are such).
+                category, node, at = ref
+                found: _Ref | None
+                if category == CALL:
+                    callee = _PLAIN_CALLEE.match(source, at)
+                    if callee is not None:
+                        # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a
+                        # repeat of a chain already kept adds nothing.
+                        dotted = callee.group(1)
+                        if dotted.partition(b".")[0] not in names:
+                            continue
+                        if ("calls", tuple(dotted.decode("ascii").split("."))) in seen:
+                            continue
+                        found = self._call_ref(node, at, True)
+                    else:
+                        plain = _PLAIN_NAME.match(source, at)
+                        if plain is not None and plain.group() not in names:
+                            continue
+                        found = self._call_ref(node, at, plain is not None)
+                elif category == NESTED_TYPE:
+                    plain = _PLAIN_NAME.match(source, at)
+                    if plain is not None and plain.group() not in names:
+                        continue
+                    dotted = _PLAIN_CHAIN.fullmatch(source, at, node.end_byte)
+                    if dotted is not None and ("code_reference", tuple(dotted.group().decode("ascii").split("."))) in seen:
+                        continue
+                    found = self._type_ref(node)
+                else:
+                    text = source[at : node.end_byte]
+                    if text not in names and (text.isascii() or text.decode("utf-8", "replace") not in resolvable):
+                        continue
+                    if ("code_reference", (text.decode("utf-8", "replace"),)) in seen:
+                        continue
+                    found = self._type_ref(node)
+                if found is None:
+                    continue
+                ref = found
+            assert isinstance(ref, _Ref)
+            key = (ref.via, ref.chain)
+            if key not in seen:  # a repeat resolves the same way, and only the first is kept
+                seen.add(key)
+                deps.append(self._resolve(ref, draft))
         return Unit(
             identifier=draft.identifier,
             type=draft.type,
