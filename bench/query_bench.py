@@ -290,10 +290,17 @@ def ensure_index(repo: Path, store: Path, embedder: str, skip_overlong: bool = F
     from woods.store.index import IndexStores
 
     built: dict[str, Any] | None = None
-    if not (store / "CURRENT").exists():
+    complete = False
+    if (store / "CURRENT").exists():
+        with IndexStores.open(store) as existing:
+            complete = existing.has_vectors
+        if not complete:  # phase 2 was interrupted: indexing again resumes it
+            sys.stderr.write(f"query_bench: {store} has no vectors yet; completing its index …\n")
+    else:
+        sys.stderr.write(f"query_bench: no index at {store}; building it from {repo} ({embedder}) …\n")
+    if not complete:
         from woods.indexing import index_repository
 
-        sys.stderr.write(f"query_bench: no index at {store}; building it from {repo} ({embedder}) …\n")
         skipped = skip_overlong_units() if skip_overlong else None
         started = time.perf_counter()
         summary = index_repository(repo, store, lambda: index_provider_for(embedder))

@@ -266,3 +266,22 @@ def test_a_question_about_behaviour_gets_the_method_before_its_class(tmp_path):
     off = engine(stores, CodeSearchConfig(member_over_container=0.0)).search(question)
     assert [u.summary.identifier for u in off.units[:2]] == ["ledger.Ledger", "ledger.Ledger.reverse_entry"]
     stores.close()
+
+
+def test_a_symbol_query_prefers_the_file_named_after_it_when_its_declaration_is_missing(tmp_path):
+    # `channel.py` is named after the symbol but holds no unit called Channel (as when a grammar
+    # cannot read the declaration); a lowercase `channel` property elsewhere only shares the word.
+    stores = open_index(tmp_path, [
+        py("lib.channel.SendChannel", "lib/channel.py",
+           "class SendChannel:\n    def send(self, element):\n        pass\n", type_="class"),
+        py("lib.buffered.Segment.channel", "lib/buffered.py",
+           "def channel(self):\n    return self._channel\n", type_="method"),
+    ])
+    def first_file(boost: float) -> str:
+        result = engine(stores, CodeSearchConfig(symbol_file_boost=boost)).search("Channel")
+        return result.units[0].summary.file_path
+
+    assert first_file(0.0) == "lib/buffered.py"  # the name match alone: what the signal corrects
+    assert first_file(1.0) == "lib/channel.py"
+    assert CodeSearchConfig().symbol_file_boost > 0.0
+    stores.close()

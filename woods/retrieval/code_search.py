@@ -108,6 +108,10 @@ class CodeSearchConfig:
     stem_bonus: float = 0.5
     # Query words found in a file's stem or parent directory: + boost × share × best score.
     path_match_boost: float = 0.3
+    # A symbol query's file: units of a file named exactly after the symbol (`Channel.kt` for
+    # `Channel`) gain this × the best score even when no unit there carries the name — the
+    # one-type-per-file convention survives a declaration the parser could not read.
+    symbol_file_boost: float = 0.3
     # Multipliers for files that are not library code, unless the query asks for that role.
     role_factors: Mapping[str, float] = field(
         default_factory=lambda: {
@@ -346,6 +350,8 @@ class CodeSearch:
                 bonus += config.stem_bonus * named_after
                 score += config.definition_boost * top * match * scale * bonus
             score += config.path_match_boost * top * term_share
+            if analysis.is_symbol and named_after == 1.0:
+                score += config.symbol_file_boost * top
             score += config.pagerank_weight * top * unit.pagerank_percentile
             score *= role_factor
             if unit.file_path in superseded:
