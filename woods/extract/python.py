@@ -16,12 +16,15 @@ linker to resolve against the whole index.
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
+import operator
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
-from tree_sitter import Node
+from tree_sitter import Node, Query, QueryCursor
 
 from woods.extract import base
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -40,9 +43,10 @@ _SELF_NAMES = frozenset({"self", "cls"})
 _METHOD_KINDS = {"staticmethod": "staticmethod", "classmethod": "classmethod", "property": "property"}
 
 
-@dataclass(slots=True)
-class _Ref:
-    """A reference seen while walking, resolved once the whole file's imports are known."""
+class _Ref(NamedTuple):
+    """A reference seen while walking, resolved once the whole file's imports are known.
+
+    Equal references of one unit resolve to equal dependencies, so only the first is resolved."""
 
     via: str
     chain: tuple[str, ...] = ()
@@ -65,6 +69,8 @@ class _Draft:
     metadata: dict[str, Any] = field(default_factory=dict)
     refs: list[_Ref] = field(default_factory=list)
     bases: list[tuple[str, ...]] = field(default_factory=list)
+    base_targets: list[str] | None = None  # the bases resolved (classes; on first use)
+    callees: set[bytes] = field(default_factory=set)  # texts of the callees seen (`_scan`)
 
 
 def _import_root(file_path: str, package_dirs: frozenset[str] | None) -> int:
@@ -136,6 +142,23 @@ def _chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     return tuple(reversed(parts))
 
 
+# A callee spelled as plain ASCII names and dots: its parts are its text split at the dots.
+_DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+# Constants look like names but are not identifiers in the tree (`None.__class__()` is no chain).
+_CONSTANTS = frozenset({"None", "True", "False"})
+
+
+def _callee_chain(node: Node, text: bytes, source: bytes) -> tuple[str, ...] | None:
+    """`_chain` of a call's function (an identifier or attribute; `text` is its source) in an
+    error-free tree, read from its text when that is a plain dotted name (most calls), from its
+    nodes otherwise."""
+    if _DOTTED.fullmatch(text) is not None:
+        parts = tuple(text.decode("ascii").split("."))
+        if parts[0] not in _CONSTANTS:
+            return parts
+    return _chain(node, source)
+
+
 def _strip_call(node: Node | None) -> Node | None:
     """`dec(args)` → `dec`; `Generic[T]` → `Generic`; other nodes unchanged."""
     while node is not None and node.type in ("call", "subscript", "generic_type"):
@@ -147,7 +170,13 @@ def _docstring(body: Node | None, source: bytes) -> str | None:
     """The cleaned docstring when the block's first statement is a string literal."""
     if body is None:
         return None
-    first = next((c for c in body.named_children if c.type != "comment"), None)
+    first = None
+    for index in range(body.named_child_count):  # one node at a time: bodies are long
+        first = body.named_child(index)
+        if first is not None and first.type != "comment":
+            break
+    else:
+        first = None
     if first is None or first.type != "expression_statement" or first.named_child_count != 1:
         return None
     literal = first.named_child(0)
@@ -168,6 +197,22 @@ def _header(node: Node, body: Node | None, source: bytes) -> str:
     return header[:-1].rstrip() if header.endswith(":") else header
 
 
+# What `_Extractor._scan` visits: definitions, the callees a chain can be read from, imports.
+_QUERY_SOURCE = """
+[(decorated_definition) (function_definition) (class_definition)] @definition
+(call function: [(identifier) (attribute)] @callee)
+[(import_statement) (import_from_statement)] @import
+"""
+_DEFINITION, _CALLEE, _IMPORT = 0, 1, 2
+_UNRESOLVED = Dependency("", "")  # not resolved yet (None is "resolves to nothing")
+_PREORDER = operator.itemgetter(0, 1)
+
+
+@functools.cache
+def _query() -> Query:
+    return Query(base.language("python"), _QUERY_SOURCE)
+
+
 class _Extractor:
     """One pass over one file's tree (iterative, so nesting depth is bounded only by memory)."""
 
@@ -180,6 +225,8 @@ class _Extractor:
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.top_level: set[str] = set()
         self.identifiers: set[str] = set()
+        self.prefixes: set[str] = set()  # every identifier cut at each of its dots
+        self.resolved: dict[object, Dependency | None] = {}  # see `_dependencies`
 
     # -- walking ---------------------------------------------------------------------------
 
@@ -191,28 +238,84 @@ class _Extractor:
         module.docstring = _docstring(root, self.source)
         module.metadata["package"] = self.is_package
         self.drafts.append(module)
+        if root.has_error:
+            self._walk(root, module)
+        else:
+            self._scan(root, module)
+        self._implementations_own_their_names()
+        self.identifiers = {d.identifier for d in self.drafts}
+        for identifier in self.identifiers:
+            end = identifier.rfind(".")
+            while end > 0 and identifier[:end] not in self.prefixes:  # shorter ones are in already
+                self.prefixes.add(identifier[:end])
+                end = identifier.rfind(".", 0, end)
+        units = tuple(self._freeze(d) for d in self.drafts)
+        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    def _walk(self, root: Node, module: _Draft) -> None:
+        """Every node in pre-order, each owned by the innermost definition around it.
+
+        The reference for `_scan`, and what a tree with syntax errors takes: there, byte ranges
+        may not tell nesting (a zero-width MISSING node sits at the edge of two definitions)."""
         stack: list[tuple[Node, _Draft]] = [(child, module) for child in reversed(root.children)]
         while stack:
             node, owner = stack.pop()
             kind = node.type
             if kind in ("decorated_definition", "function_definition", "class_definition"):
-                draft = self._definition(node, owner)
-                if draft is not None:
-                    definition = node.child_by_field_name("definition") if kind == "decorated_definition" else node
-                    if definition is not None:
-                        stack.extend((child, draft) for child in reversed(definition.children))
+                found = self._definition(node, owner)
+                if found is not None:
+                    draft, definition = found
+                    stack.extend((child, draft) for child in reversed(definition.children))
                     continue
             elif kind == "call":
-                self._call(node, owner)
+                self._call(_chain(node.child_by_field_name("function"), self.source), owner)
             elif kind in ("import_statement", "import_from_statement"):
                 self._import(node, owner)
                 continue
             # Leaves hold no definition, call or import: only inner nodes go on the stack.
             stack.extend((child, owner) for child in reversed(node.children) if child.child_count)
-        self._implementations_own_their_names()
-        self.identifiers = {d.identifier for d in self.drafts}
-        units = tuple(self._freeze(d) for d in self.drafts)
-        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+
+    def _scan(self, root: Node, module: _Draft) -> None:
+        """What `_walk` does, over the nodes one query finds instead of every node.
+
+        The captures are visited in pre-order (by start, the longer first); the definitions that
+        enclose a capture are the open spans on a stack, so its owner is the innermost one. A
+        decorated definition's decorators are a span that owns nothing (the walk never enters
+        them), and so is an import statement."""
+        source = self.source
+        found = QueryCursor(_query()).captures(root)
+        items = [
+            (node.start_byte, -node.end_byte, kind, node)
+            for kind, name in ((_DEFINITION, "definition"), (_CALLEE, "callee"), (_IMPORT, "import"))
+            for node in found.get(name, ())
+        ]
+        items.sort(key=_PREORDER)
+        # (end byte, owner) of the open spans, innermost last; None owns nothing.
+        spans: list[tuple[int, _Draft | None]] = [(len(source) + 1, module)]
+        wrapped = -1  # start byte of the definition inside the last decorated definition
+        for start, negative_end, kind, node in items:
+            while start >= spans[-1][0]:
+                spans.pop()
+            owner = spans[-1][1]
+            if owner is None:
+                continue
+            if kind == _CALLEE:
+                # A callee's text decides its chain, and a repeated reference adds nothing.
+                text = source[start:-negative_end]
+                if text not in owner.callees:
+                    owner.callees.add(text)
+                    self._call(_callee_chain(node, text, source), owner)
+            elif kind == _IMPORT:
+                self._import(node, owner)
+                spans.append((-negative_end, None))
+            elif start != wrapped:  # the definition a decorated one wraps was handled with it
+                definition_found = self._definition(node, owner)
+                if definition_found is not None:
+                    draft, definition = definition_found
+                    spans.append((definition.end_byte, draft))
+                    if definition is not node:  # the decorators
+                        wrapped = definition.start_byte
+                        spans.append((wrapped, None))
 
     def _implementations_own_their_names(self) -> None:
         """`@typing.overload` stubs come before the implementation, which the numbering would call
@@ -253,7 +356,9 @@ class _Extractor:
         self.seen_ids[key] = count
         return identifier if count == 1 else f"{identifier}#{count}"
 
-    def _definition(self, node: Node, owner: _Draft) -> _Draft | None:
+    def _definition(self, node: Node, owner: _Draft) -> tuple[_Draft, Node] | None:
+        """The draft of a (decorated) definition and the definition node itself, or None when it
+        has no name (syntax errors)."""
         decorators: list[Node] = []
         definition = node
         if node.type == "decorated_definition":
@@ -293,7 +398,7 @@ class _Extractor:
         else:
             draft.metadata["async"] = any(c.type == "async" for c in definition.children)
         self.drafts.append(draft)
-        return draft
+        return draft, definition
 
     def _bases(self, definition: Node, draft: _Draft) -> None:
         arguments = definition.child_by_field_name("superclasses")
@@ -309,8 +414,8 @@ class _Extractor:
                     draft.refs.append(_Ref("superclass", chain))
         draft.metadata["bases"] = texts
 
-    def _call(self, node: Node, owner: _Draft) -> None:
-        chain = _chain(node.child_by_field_name("function"), self.source)
+    def _call(self, chain: tuple[str, ...] | None, owner: _Draft) -> None:
+        """A call of `chain` (the callee's dotted parts) inside `owner`."""
         if not chain:
             return
         if chain[0] == "super()":
@@ -371,9 +476,11 @@ class _Extractor:
 
     # -- resolving -------------------------------------------------------------------------
 
-    def _resolve(self, ref: _Ref, draft: _Draft) -> Dependency | None:
+    def _resolve(self, ref: _Ref, draft: _Draft) -> tuple[str, tuple[str, ...]] | None:
+        """(target, lookup) of a reference made inside `draft`, or None when it names nothing of
+        the project (builtins, attributes of local objects)."""
         if ref.kind == "import":
-            return Dependency(ref.target, "import", lookup=ref.lookup)
+            return ref.target, ref.lookup
         if ref.kind in ("self", "super"):
             return self._resolve_member(ref, draft)
         root, rest = ref.chain[0], ref.chain[1:]
@@ -395,9 +502,9 @@ class _Extractor:
         elif ref.via == "decorator" and root not in self.top_level:
             return None  # `@x.setter`, `@app.route`: a local object, not a unit anywhere
         target = imported or candidates[-1]
-        return Dependency(target, ref.via, lookup=tuple(dict.fromkeys(candidates)))
+        return target, tuple(dict.fromkeys(candidates))
 
-    def _resolve_member(self, ref: _Ref, draft: _Draft) -> Dependency | None:
+    def _resolve_member(self, ref: _Ref, draft: _Draft) -> tuple[str, tuple[str, ...]] | None:
         cls: _Draft | None = draft
         while cls is not None and cls.type != "class":
             cls = cls.parent
@@ -405,16 +512,56 @@ class _Extractor:
             return None
         name = ref.chain[0]
         candidates = [f"{cls.identifier}.{name}"] if ref.kind == "self" else []
-        for chain in cls.bases:
-            resolved = self._resolve(_Ref("superclass", chain), cls)
-            if resolved is not None:
-                candidates.append(f"{resolved.target}.{name}")
+        if cls.base_targets is None:
+            resolved = (self._resolve(_Ref("superclass", chain), cls) for chain in cls.bases)
+            cls.base_targets = [found[0] for found in resolved if found is not None]
+        candidates.extend(f"{target}.{name}" for target in cls.base_targets)
         if not candidates:
             return None
-        return Dependency(candidates[0], ref.via, lookup=tuple(dict.fromkeys(candidates)))
+        return candidates[0], tuple(dict.fromkeys(candidates))
+
+    def _dependencies(self, draft: _Draft) -> tuple[Dependency, ...]:
+        """The draft's references resolved (`_resolve`), one dependency per (target, via), the
+        first kept, in source order (what `base.dedupe_dependencies` keeps).
+
+        Each reference is resolved once per file and context: a member call depends on the class
+        around it, a name on nothing of the unit unless an enclosing function defines something
+        under it (then it is resolved each time)."""
+        cls: _Draft | None = draft
+        while cls is not None and cls.type != "class":
+            cls = cls.parent
+        local = self._local_scope(draft)
+        outer_local = self._local_scope(draft.parent)  # decorators and bases: the scope around
+        resolved = self.resolved
+        seen: set[tuple[str, str]] = set()
+        kept: list[Dependency] = []
+        for ref in dict.fromkeys(draft.refs):  # equal references resolve alike
+            key: object = ref
+            if ref.kind == "self" or ref.kind == "super":
+                key = (ref, id(cls))
+            elif ref.kind == "name" and (outer_local if ref.via in ("decorator", "superclass") else local):
+                key = None
+            dependency = resolved.get(key, _UNRESOLVED) if key is not None else _UNRESOLVED
+            if dependency is _UNRESOLVED:
+                found = self._resolve(ref, draft)
+                dependency = Dependency(found[0], ref.via, lookup=found[1]) if found is not None else None
+                if key is not None:
+                    resolved[key] = dependency
+            if dependency is not None and (dependency.target, dependency.via) not in seen:
+                seen.add((dependency.target, dependency.via))
+                kept.append(dependency)
+        return tuple(kept)
+
+    def _local_scope(self, scope: _Draft | None) -> bool:
+        """Whether a function around (or at) `scope` may define what a name means (an identifier
+        extends the function's); the chain `_resolve` looks names up in."""
+        while scope is not None and scope.type in ("function", "method"):
+            if scope.identifier in self.prefixes:
+                return True
+            scope = scope.parent
+        return False
 
     def _freeze(self, draft: _Draft) -> Unit:
-        deps = (self._resolve(ref, draft) for ref in draft.refs)
         if draft.type == "module":
             start, end, code = base.file_span(self.source)
         else:
@@ -432,7 +579,7 @@ class _Extractor:
             docstring=draft.docstring,
             parent=draft.parent.identifier if draft.parent is not None else None,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies(d for d in deps if d is not None),
+            dependencies=self._dependencies(draft),
         )
 
 
