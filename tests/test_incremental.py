@@ -449,3 +449,61 @@ def test_full_reuses_nothing_even_after_a_schema_change(tmp_path):
     manifest_path.write_text(json.dumps(manifest))
     summary, provider = _index(root, store, full=True)
     assert summary.reused_vectors == 0 and provider.embedded
+
+
+def _stale_copy(store: Path) -> Path:
+    """A second generation beside CURRENT's, as an older one a writer is about to clean up."""
+    from woods.store.index import read_current
+
+    current = read_current(store)
+    stale = current.parent / "00000000T000000-stale000"
+    shutil.copytree(current, stale)
+    return stale
+
+
+def test_a_reader_starts_over_when_its_generation_is_removed_before_it_locks_it(tmp_path, monkeypatch):
+    from woods.store import index as index_module
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    stale = _stale_copy(store)
+    real_current, real_manifest = index_module.read_current, index_module.read_manifest
+    calls: list[str] = []
+
+    def current_then_real(store_dir: Path) -> Path:
+        calls.append("current")
+        return stale if len(calls) == 1 else real_current(store_dir)  # CURRENT read just before a publish
+
+    def manifest_then_cleanup(generation: Path, **kw):
+        manifest = real_manifest(generation, **kw)
+        if generation == stale:
+            shutil.rmtree(stale)  # the writer's cleanup wins the race to the reader's lock
+        return manifest
+
+    monkeypatch.setattr(index_module, "read_current", current_then_real)
+    monkeypatch.setattr(index_module, "read_manifest", manifest_then_cleanup)
+    with IndexStores.open(store) as stores:
+        assert stores.generation == real_current(store) and stores.metadata.count() > 0
+    assert len(calls) == 2
+
+
+def test_cleanup_never_removes_a_generation_a_reader_holds_and_a_reader_never_locks_one_being_removed(tmp_path):
+    from woods.store import index as index_module
+
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    _index(root, store)
+    stale = _stale_copy(store)
+    manifest = stale / index_module.MANIFEST_FILE
+    reader = index_module._hold_generation(manifest)
+    assert index_module._lock_for_removal(manifest) is False  # held by a reader: cleanup skips it
+    os.close(reader)
+    remover = index_module._lock_for_removal(manifest)
+    assert isinstance(remover, int)
+    with pytest.raises(index_module._GenerationGone):
+        index_module._hold_generation(manifest)  # being deleted: the reader starts over
+    os.close(remover)
+    shutil.rmtree(stale)
+    with pytest.raises(index_module._GenerationGone):
+        index_module._hold_generation(manifest)

@@ -58,6 +58,10 @@ CHUNKS_FILE = "chunks.sqlite3"
 VECTORS_FILE = "vectors.faiss"
 MANIFEST_FILE = "manifest.json"
 LOCK_FILE = "lock"
+# Opens of CURRENT's generation before giving up while writers keep replacing it: each retry means
+# a writer published and cleaned up in the moment between reading CURRENT and locking the
+# generation, so more than a few in a row is not a race but a broken store.
+OPEN_ATTEMPTS = 5
 BUILD_PREFIX = "building-"
 # Generations kept besides the current one, so a reader that opened the previous index just before
 # a publish can finish its query. The newest vector-complete generation is kept too (the vectors a
@@ -189,7 +193,7 @@ class IndexStores:
         self.generation = generation
         self.manifest = manifest
         self._vectors: Any = None
-        self._reader_lock = _hold_shared(generation / MANIFEST_FILE)
+        self._reader_lock = _hold_generation(generation / MANIFEST_FILE)
         try:
             self.metadata = _open_checked_metadata(
                 generation / METADATA_FILE, manifest, generation / CHUNKS_FILE if manifest.has_vectors else None
@@ -203,10 +207,25 @@ class IndexStores:
 
     @classmethod
     def open(cls, store_dir: Path) -> IndexStores:
+        """Open the published generation. A writer may publish a newer one and remove this one
+        between reading CURRENT and taking the reader's lock; the open then starts over from the
+        new CURRENT (a bounded number of times) instead of failing a reader of a healthy index."""
         if not store_dir.exists():
             raise IndexNotFoundError(f"no woods index at {store_dir}; run `woods index` first")
+        for _attempt in range(OPEN_ATTEMPTS - 1):
+            generation = read_current(store_dir)
+            try:
+                return cls(store_dir, generation, read_manifest(generation))
+            except _GenerationGone:
+                continue
+            except CorruptIndexError:
+                if read_current(store_dir) == generation:
+                    raise  # no writer moved CURRENT: the generation itself is broken
         generation = read_current(store_dir)
-        return cls(store_dir, generation, read_manifest(generation))
+        try:
+            return cls(store_dir, generation, read_manifest(generation))
+        except _GenerationGone as exc:
+            raise CorruptIndexError(f"{generation} kept disappearing while it was opened; retry") from exc
 
     @property
     def has_vectors(self) -> bool:
@@ -292,6 +311,37 @@ def _open_checked_metadata(db_path: Path, manifest: Manifest, chunks_path: Path 
         store.close()
         raise
     return store
+
+
+class _GenerationGone(Exception):
+    """The generation was removed (or is being removed) by a writer's cleanup while a reader
+    opened it; the reader starts over from CURRENT."""
+
+
+def _hold_generation(path: Path) -> int | None:
+    """The reader's shared flock on a generation's manifest, taken so that cleanup (which deletes
+    a generation only while holding an exclusive flock on the same file) cannot remove it under
+    the reader. Raises _GenerationGone when the file is gone, is being deleted, or was replaced
+    after it was opened; None where the filesystem has no flock (nothing to coordinate with)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError as exc:
+        raise _GenerationGone(str(path)) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise _GenerationGone(str(path)) from exc
+        return None
+    try:
+        still_there = os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        still_there = False
+    if not still_there:
+        os.close(fd)
+        raise _GenerationGone(str(path))
+    return fd
 
 
 def _hold_shared(path: Path) -> int | None:
@@ -487,23 +537,29 @@ def cleanup(store_dir: Path) -> list[str]:
     keep = {current, vector_source.name if vector_source is not None else None}
     older = sorted((p for p in generations.iterdir() if p.is_dir() and p.name not in keep), key=lambda p: p.name)
     for path in older[: max(0, len(older) - KEEP_PREVIOUS_GENERATIONS)]:
-        if _reader_holds(path / MANIFEST_FILE):
-            continue
-        shutil.rmtree(path, ignore_errors=True)
+        held = _lock_for_removal(path / MANIFEST_FILE)
+        if held is False:
+            continue  # a reader holds it
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            if isinstance(held, int):
+                os.close(held)
         removed.append(path.name)
     return removed
 
 
-def _reader_holds(path: Path) -> bool:
+def _lock_for_removal(path: Path) -> int | bool:
+    """An exclusive flock on a generation's manifest, held while the generation is deleted (a
+    reader's shared flock then fails and the reader starts over from CURRENT). False when a reader
+    holds the generation; True when there is no manifest to lock (nothing can be reading it)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
-        return False
+        return True
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
     except OSError:
-        return True
-    finally:
         os.close(fd)
+        return False
+    return fd
