@@ -145,8 +145,16 @@ def test_help_does_not_import_torch():
     run_cli("--help", expect=0)
 
 
-@pytest.mark.parametrize("args", [["status"], ["search", "invoice total", "--strategy", "keyword"], ["lookup", "Invoice"]])
-def test_status_lookup_and_keyword_search_import_neither_torch_nor_faiss(small_repo, args):
+# Keyword search and lookup (a cold process answering without the vector leg) load no numpy either.
+@pytest.mark.parametrize(
+    ("args", "heavy"),
+    [
+        (["status"], ("torch", "faiss", "sentence_transformers")),
+        (["search", "invoice total", "--strategy", "keyword"], ("torch", "faiss", "sentence_transformers", "numpy")),
+        (["lookup", "Invoice"], ("torch", "faiss", "sentence_transformers", "numpy")),
+    ],
+)
+def test_status_lookup_and_keyword_search_import_neither_torch_nor_faiss(small_repo, args, heavy):
     import subprocess
     import sys
 
@@ -154,7 +162,7 @@ def test_status_lookup_and_keyword_search_import_neither_torch_nor_faiss(small_r
         "import sys\nfrom woods.cli import main\n"
         f"sys.argv = ['woods', *{args!r}, '--path', {str(small_repo)!r}, '--json']\n"
         "try:\n    main()\nexcept SystemExit as e:\n    assert e.code == 0, e.code\n"
-        "print(sorted(m for m in ('torch', 'faiss', 'sentence_transformers') if m in sys.modules), file=sys.stderr)\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

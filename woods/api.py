@@ -36,8 +36,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-
 from woods.errors import InputError, WoodsError
 from woods.limits import (
     DEFAULT_CONTEXT_BUDGET,
@@ -56,6 +54,8 @@ from woods.limits import (
 from woods.store.identity import public_identifier, strip_chunk
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from woods.embedding.provider import EmbeddingProvider
     from woods.evaluate.runner import EvaluationReport
     from woods.freshness import Changes
@@ -642,6 +642,8 @@ class _CachingEmbedder:
             if cached is not None:
                 self._vectors.move_to_end(text)
                 return cached
+        import numpy as np  # loaded with the first query vector, never by keyword-only use
+
         vector = np.array(self._embedder.embed(text), copy=True)
         vector.flags.writeable = False
         with self._lock:

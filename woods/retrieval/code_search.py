@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from woods.errors import WoodsError
 from woods.paths import (
@@ -51,6 +49,9 @@ from woods.retrieval.signals import (
 )
 from woods.store.base import VectorHit
 from woods.store.metadata import UnitSummary
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MODES = ("hybrid", "lexical", "vector")
 
@@ -206,6 +207,8 @@ class CodeSearch:
         flat = [(key, vid) for key in missing for vid in ids.get(key, [])]
         if not flat:
             return
+        import numpy as np  # only the vector leg needs numpy: lexical-only processes never load it
+
         matrix = store.reconstruct([vid for _key, vid in flat])
         scores = matrix @ np.asarray(vector, dtype=np.float32)
         for (key, _vid), score in zip(flat, scores, strict=True):
@@ -235,6 +238,8 @@ class CodeSearch:
         if mode in ("hybrid", "vector"):
             store, embedder, problem = self._dense()
             if store is not None and embedder is not None:
+                import numpy as np
+
                 vector = np.asarray(embedder.embed(analysis.text or query), dtype=np.float32)
                 semantic = self._semantic(store, vector)
                 legs.append("vector")

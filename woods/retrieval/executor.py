@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol, TypeGuard
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from woods.retrieval.candidates import Candidate, Classification, ExecutionResult, InvalidOptionError
 from woods.retrieval.classifier import STOP_WORDS, select_strategy
@@ -29,6 +27,9 @@ from woods.store.base import (
     VectorStore,
 )
 from woods.store.identity import public_identifier, strip_chunk
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class SubjectLookup(Protocol):
@@ -216,6 +217,8 @@ class SearchExecutor:
             if self._embedder_factory is None:
                 raise InvalidOptionError("this retriever has no embedding provider (vector search unavailable)")
             self._embedder = self._embedder_factory()
+        import numpy as np  # here, not at import: keyword-only processes never load numpy
+
         vector = np.asarray(self._embedder.embed(query))
         self._query_vectors = {query: vector}
         return vector

@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from woods.retrieval.candidates import InvalidScopeError
 from woods.store.base import (
@@ -28,6 +26,9 @@ from woods.store.base import (
     field_haystack,
 )
 from woods.store.identity import public_identifier, strip_chunk
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _FIELD_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 _DRIVE = re.compile(r"\A[A-Za-z]:")

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+
 
 Record = dict[str, Any]
 

@@ -18,8 +18,6 @@ from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     import networkx as nx
 
@@ -46,6 +44,7 @@ def compute_pagerank(
     n = len(nodes)
     if n == 0:
         return {}
+    import numpy as np  # index time only: readers of the graph never load numpy
     index = {node: i for i, node in enumerate(nodes)}
     src_list: list[int] = []
     dst_list: list[int] = []

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-import numpy as np
-
 from woods.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Store URLs that select the PostgreSQL backend (libpq accepts both schemes).
 URL_SCHEMES = ("postgresql://", "postgres://")
@@ -94,6 +95,7 @@ def missing_pgvector(url: str) -> InputError:
 
 def register_vectors(conn: Any, oid: int) -> None:
     """Binary dump and load of pgvector's `vector` for numpy float32 arrays on this connection."""
+    import numpy as np
     from psycopg.adapt import Dumper, Loader
     from psycopg.pq import Format
 
