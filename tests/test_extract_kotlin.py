@@ -184,3 +184,27 @@ def test_a_parse_that_does_not_finish_is_abandoned_with_a_warning(monkeypatch: p
     assert len(result.warnings) == 1 and result.warnings[0].startswith("slow.kt: kotlin parser gave up after ")
     monkeypatch.undo()  # the parser was reset: the next file parses from scratch
     assert [u.identifier for u in extract("ok.kt", b"fun g() = 2\n").units] == ["g"]
+
+
+# tree-sitter-kotlin gives up on a value class whose annotated constructor sits on the next line
+# and, without recovery, swallows every declaration after it into one ERROR node.
+GIVE_UP = 'package demo\n\n@JvmInline\npublic value class Outcome<out T>\n@PublishedApi internal constructor(@PublishedApi internal val holder: Any?) {\n    public val isSuccess: Boolean get() = holder !is Failed\n\n    public fun getOrNull(): T? = if (holder !is Failed) holder as T else null\n\n    public fun exceptionOrNull(): Throwable? = (holder as? Failed)?.cause\n\n    internal open class Failed {\n        override fun toString(): String = "Failed"\n    }\n\n    internal class Closed(@JvmField val cause: Throwable?) : Failed() {\n        override fun equals(other: Any?): Boolean = other is Closed && cause == other.cause\n        override fun hashCode(): Int = cause.hashCode()\n        override fun toString(): String = "Closed($cause)"\n    }\n\n    public override fun toString(): String = "Outcome($holder)"\n}\n\n/** A channel of elements. */\npublic interface Pipe<E> {\n    public fun send(element: E)\n}\n\npublic fun <E> Pipe(capacity: Int = 0): Pipe<E> = TODO()\n'
+
+
+def test_declarations_after_a_stretch_the_grammar_gives_up_on_are_recovered() -> None:
+    tree, skipped = scan.parse_recovering("kotlin", GIVE_UP.encode())
+    assert skipped == [(5, 24)]
+    plain = scan.parse("kotlin", GIVE_UP.encode())
+    assert plain.root_node.children[-1].is_error  # the failure this guards against
+    extraction = extract("src/Pipe.kt", GIVE_UP.encode())
+    found = {(u.type, u.identifier, u.line_start, u.line_end) for u in extraction.units}
+    assert ("interface", "demo.Pipe", 26, 28) in found
+    assert ("method", "demo.Pipe.send", 27, 27) in found
+    assert ("function", "demo.Pipe", 30, 30) in found  # the factory function named after it
+    assert any("lines 5-24 skipped" in w for w in extraction.warnings)
+
+
+def test_recovery_leaves_a_file_that_parses_untouched() -> None:
+    source = b"package demo\n\nclass Ok {\n    fun run() = 1\n}\n"
+    tree, skipped = scan.parse_recovering("kotlin", source)
+    assert skipped == [] and not tree.root_node.has_error

@@ -99,7 +99,7 @@ class _Extractor:
         self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
-        tree = scan.parse(GRAMMAR, self.source)
+        tree, skipped = scan.parse_recovering(GRAMMAR, self.source)
         root = tree.root_node
         for child in root.named_children:
             if child.type == "package_header":
@@ -128,7 +128,8 @@ class _Extractor:
             self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
         self._scan_references(root)
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
-        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+        return FileExtraction(self.file_path, LANGUAGE, units,
+                              (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
 
     def _predeclare(self, root: Node) -> None:
         """Top-level type names first, so an extension's receiver declared later in the file resolves."""

@@ -58,6 +58,71 @@ def parse(grammar: str, source: bytes) -> Tree:
         raise ParseTimeoutError(f"{grammar} parser gave up after {budget:.0f} s") from exc
 
 
+# An ERROR at the top of a tree that spans at least this many lines is a grammar that gave up on
+# the rest of the file (tree-sitter-kotlin on a `value class` whose annotated constructor sits on
+# the next line swallowed 715 lines of kotlinx's Channel.kt, `interface Channel` included); a
+# shorter one is local damage the grammar already recovered from.
+RESYNC_MIN_LINES = 20
+# Each round blanks one swallowed stretch and parses again; a file needing more is left as parsed.
+RESYNC_ROUNDS = 8
+# A line that can start a top-level declaration again: at column 0, not a closing bracket.
+_RESYNC_LINE_START = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_@#/[")
+
+
+def parse_recovering(grammar: str, source: bytes) -> tuple[Tree, list[tuple[int, int]]]:
+    """`parse`, then, while the tree's top level holds an ERROR that swallowed many lines, blank
+    that stretch from the error up to the next line that can start a declaration (spaces, every
+    newline kept, so positions and line numbers do not move) and parse again: the declarations
+    after a construct the grammar cannot read become units instead of disappearing. Returns the
+    tree and the 1-based inclusive line ranges that were skipped (the caller warns about them).
+    Read node text from the original source: blanked bytes hold no node."""
+    tree = parse(grammar, source)
+    skipped: list[tuple[int, int]] = []
+    working = source
+    floor = 0
+    for _round in range(RESYNC_ROUNDS):
+        gap = _swallowed(tree.root_node, working, floor)
+        if gap is None:
+            break
+        start, end = gap
+        blanked = bytearray(working)
+        for index in range(start, end):
+            if blanked[index] not in (0x0A, 0x0D):
+                blanked[index] = 0x20
+        working = bytes(blanked)
+        skipped.append((working.count(b"\n", 0, start) + 1, working.count(b"\n", 0, end)))
+        floor = end
+        tree = parse(grammar, working)
+    return tree, skipped
+
+
+def _swallowed(root: Node, source: bytes, floor: int) -> tuple[int, int] | None:
+    """(start, end) bytes of the first top-level ERROR at or after `floor` spanning at least
+    RESYNC_MIN_LINES lines, cut at the next line inside it that can start a declaration; None
+    when there is none or no such line."""
+    for child in root.children:
+        if not child.is_error or child.start_byte < floor:
+            continue
+        if child.end_point[0] - child.start_point[0] + 1 < RESYNC_MIN_LINES:
+            continue
+        line = source.find(b"\n", child.start_byte)
+        while 0 <= line < child.end_byte:
+            begin = line + 1
+            if begin < len(source) and source[begin] in _RESYNC_LINE_START:
+                return child.start_byte, begin
+            line = source.find(b"\n", begin)
+    return None
+
+
+def skipped_warnings(file_path: str, skipped: Sequence[tuple[int, int]]) -> tuple[str, ...]:
+    """One warning per stretch `parse_recovering` had to skip."""
+    return tuple(
+        f"{file_path}: {f'line {first}' if first == last else f'lines {first}-{last}'} skipped: "
+        "the grammar could not parse them"
+        for first, last in skipped
+    )
+
+
 def parse_timeout(file_path: str, language: str, error: ParseTimeoutError) -> FileExtraction:
     """What a file whose parse was abandoned yields: no units, one warning saying so."""
     return FileExtraction(file_path, language, (), (f"{file_path}: {error}; no units extracted",))

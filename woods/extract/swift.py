@@ -91,7 +91,7 @@ class _Extractor:
         self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
-        tree = scan.parse(GRAMMAR, self.source)
+        tree, skipped = scan.parse_recovering(GRAMMAR, self.source)
         root = tree.root_node
         self.protocols = {base.text(c.child_by_field_name("name"), self.source) for c in root.named_children
                           if c.type == "protocol_declaration"}
@@ -114,7 +114,8 @@ class _Extractor:
             self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
         self._scan_references(root)
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
-        return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
+        return FileExtraction(self.file_path, LANGUAGE, units,
+                              (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
 
     def _scan_references(self, root: Node) -> None:
         source = self.source
