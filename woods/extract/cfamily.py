@@ -162,7 +162,7 @@ class CFamilyExtractor:
     # -- the walk ---------------------------------------------------------------------------
 
     def run(self) -> FileExtraction:
-        tree, skipped = scan.parse_recovering(self.grammar, self.source)
+        tree = scan.parse(self.grammar, self.source)
         root = tree.root_node
         header = posixpath.splitext(self.file_path)[1].lower() in HEADER_EXTENSIONS
         file_unit = _Draft(self.file_path, "file", root, whole_file=True, metadata={"header": header})
@@ -200,8 +200,7 @@ class CFamilyExtractor:
                 self._using(node)
         self._scan_references(root)
         units = tuple(base.freeze(d, self.file_path, self.language, self.source, self._resolved(d)) for d in self.drafts)
-        return FileExtraction(self.file_path, self.language, units,
-                              (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
+        return FileExtraction(self.file_path, self.language, units, base.syntax_warnings(tree, self.file_path))
 
     def _scan_references(self, root: Node) -> None:
         pattern = _CPP_REFERENCES if self.cpp else _C_REFERENCES

@@ -55,7 +55,7 @@ def detect_package_dirs(paths: Iterable[str]) -> frozenset[str]:
 # cached extractions of an older format are then not reused.
 # 3: Python package re-exports keep the imported name; @overload stubs yield the name to the implementation.
 # 4: Rust items inside item-wrapping macros (`cfg_rt! { … }`) and `macro_rules!` definitions are units.
-# 5: Kotlin, Swift, C and C++ declarations after a stretch the grammar gave up on are recovered (scan.parse_recovering).
+# 5: Kotlin and Swift declarations after a stretch the grammar gave up on are recovered (scan.parse_recovering).
 EXTRACTION_FORMAT = 5
 
 
