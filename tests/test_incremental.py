@@ -507,3 +507,8 @@ def test_cleanup_never_removes_a_generation_a_reader_holds_and_a_reader_never_lo
     shutil.rmtree(stale)
     with pytest.raises(index_module._GenerationGone):
         index_module._hold_generation(manifest)
+
+
+def test_a_first_index_is_reported_as_full_not_incremental(tmp_path):
+    summary, _provider = _index(_repo(tmp_path), tmp_path / "s")
+    assert summary.full is True and summary.reused_files == 0

@@ -94,6 +94,7 @@ def open_previous_checked(
     try:
         return target_for(store_dir).open_previous(), True
     except IndexNotFoundError:
+        summary.full = True  # a first index is built in full (never reported as "incremental")
         return None, True
     except SchemaMismatchError as exc:
         summary.full = True
