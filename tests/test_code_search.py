@@ -285,3 +285,22 @@ def test_a_symbol_query_prefers_the_file_named_after_it_when_its_declaration_is_
     assert first_file(1.0) == "lib/channel.py"
     assert CodeSearchConfig().symbol_file_boost > 0.0
     stores.close()
+
+
+def test_a_constructor_never_takes_its_class_place_at_the_head_of_a_file(tmp_path):
+    source = (
+        "class ChargeCustomer:\n"
+        '    """Charge a customer for an invoice."""\n'
+        "\n"
+        "    def __init__(self, customer, invoice):\n"
+        "        self.customer, self.invoice = customer, invoice\n"
+    )
+    lines = source.splitlines()
+    container = Unit("billing.ChargeCustomer", "class", "python", "billing.py", 1, 5, source,
+                     docstring="Charge a customer for an invoice.")
+    init = Unit("billing.ChargeCustomer.__init__", "method", "python", "billing.py", 4, 5,
+                "\n".join(lines[3:5]) + "\n", parent="billing.ChargeCustomer")
+    stores = open_index(tmp_path, [container, init])
+    top = engine(stores).search("charge a customer for an invoice").units[0]
+    assert top.summary.identifier == "billing.ChargeCustomer"
+    stores.close()

@@ -39,6 +39,7 @@ from woods.retrieval.signals import (
     TYPE_DEFINITIONS,
     diversify,
     file_named_after,
+    is_constructor,
     minmax,
     name_match,
     older_versions,
@@ -286,7 +287,7 @@ class CodeSearch:
                 continue
             members = [
                 k for k, u in summaries.items()
-                if k in scores and u.file_path == file_path and u.type in CALLABLES
+                if k in scores and u.file_path == file_path and u.type in CALLABLES and not is_constructor(u)
                 and container.line_start <= u.line_start and u.line_end <= container.line_end
             ]
             if not members:

@@ -10,9 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from woods.paths import path_roles
 from woods.tokens import split_identifier
+
+if TYPE_CHECKING:
+    from woods.store.metadata import UnitSummary
 
 # Types that define a named thing a symbol query is usually after (over a method of the same name).
 TYPE_DEFINITIONS = frozenset(
@@ -21,6 +25,13 @@ TYPE_DEFINITIONS = frozenset(
      "policy", "serializer", "poro", "lib", "helper", "validator", "component", "view_component", "impl"}
 )
 CALLABLES = frozenset({"function", "method", "macro", "constructor", "test"})
+# Constructors by their languages' names: they set a container up and rarely answer a question
+# about what it does, so they never take its place at the head of a file.
+CONSTRUCTOR_NAMES = frozenset({"initialize", "__init__", "constructor", "init", "new", "__construct"})
+
+
+def is_constructor(unit: UnitSummary) -> bool:
+    return unit.type == "constructor" or unit.name in CONSTRUCTOR_NAMES
 
 
 def minmax(scores: Mapping[str, float]) -> dict[str, float]:
