@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from woods.embedding.fake import FakeEmbeddingProvider
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 # The test-only switch the CLI entry point reads: index with the deterministic Fake embedder.
@@ -166,3 +168,15 @@ class Location:
 
     def __str__(self) -> str:
         return str(self.root)
+
+
+class CountingFake(FakeEmbeddingProvider):
+    """The Fake provider, recording every text it is asked to embed (named as the test double it is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def embed_batch(self, texts):
+        self.embedded.extend(texts)
+        return super().embed_batch(texts)

@@ -20,23 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.helpers import FAKE_EMBEDDER, FIXTURES, REPO, index_with_fake, run_cli
-from woods.embedding.fake import FakeEmbeddingProvider
+from tests.helpers import FAKE_EMBEDDER, FIXTURES, REPO, CountingFake, index_with_fake, run_cli
 from woods.errors import InputError, LockTimeoutError
 from woods.indexing import index_repository
 from woods.store.index import IndexStores, StoreLock
-
-
-class CountingFake(FakeEmbeddingProvider):
-    """The Fake provider, recording every text it is asked to embed (named as the test double it is)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embedded: list[str] = []
-
-    def embed_batch(self, texts):
-        self.embedded.extend(texts)
-        return super().embed_batch(texts)
 
 
 def _repo(tmp_path: Path) -> Path:

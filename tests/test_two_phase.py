@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES, REPO, run_cli
-from tests.helpers import FAKE_EMBEDDER
+from tests.helpers import FAKE_EMBEDDER, CountingFake
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.indexing import index_repository
 from woods.indexing.generation import EMBED_BATCH, EmbeddingCancelled
@@ -31,18 +31,6 @@ from woods.store.index import IndexStores
 
 # Functions in the generated module: enough texts for several embedding batches.
 GENERATED_FUNCTIONS = 3 * EMBED_BATCH
-
-
-class CountingFake(FakeEmbeddingProvider):
-    """The Fake provider, recording every text it is asked to embed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.embedded: list[str] = []
-
-    def embed_batch(self, texts):
-        self.embedded.extend(texts)
-        return super().embed_batch(texts)
 
 
 def _repo(tmp_path: Path) -> Path:

@@ -24,13 +24,13 @@ from woods.store.base import (
     VectorHit,
     VectorStore,
     field_haystack,
+    validate_search_fields,
 )
 from woods.store.identity import public_identifier, strip_chunk
 
 if TYPE_CHECKING:
     import numpy as np
 
-_FIELD_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 _DRIVE = re.compile(r"\A[A-Za-z]:")
 
 
@@ -114,10 +114,7 @@ class RecordView:
 
     def search(self, query: str, fields: Sequence[str] | None = None) -> list[Record]:
         needle = query.lower()
-        if fields is not None:
-            for name in fields:
-                if not isinstance(name, str) or not _FIELD_NAME.match(name):
-                    raise ValueError(f"invalid search field: {name!r}")
+        validate_search_fields(fields)
         results = []
         for key, record in self._records.items():
             if fields is None:

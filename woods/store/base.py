@@ -11,6 +11,7 @@ deterministic order.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -25,6 +26,15 @@ Record = dict[str, Any]
 # positional fields are ours alone (Ruby records have no such keys), so leaving them out keeps
 # matched-field scores identical to Ruby's on the same units. `source_hash` stays searchable, as in Ruby.
 UNSEARCHED_FIELDS = frozenset({"id", "updated_at", "language", "line_start", "line_end"})
+# What a `search(query, fields=…)` field name may look like (a record key, never an expression).
+_FIELD_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def validate_search_fields(fields: Sequence[str] | None) -> None:
+    """Raise ValueError for a field name `MetadataStore.search` must not accept."""
+    for name in fields or ():
+        if not isinstance(name, str) or not _FIELD_NAME.match(name):
+            raise ValueError(f"invalid search field: {name!r}")
 
 
 def record_haystack(record: Record) -> str:

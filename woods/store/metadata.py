@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from woods.store.base import Record, field_haystack, record_haystack
+from woods.store.base import Record, field_haystack, record_haystack, validate_search_fields
 
 # SQLite limits host parameters per statement (32766 since 3.32); stay far below it.
 _BATCH = 900
 # Lexical hits fetched past the limit, so ties at the cut can be ordered by key.
 _LEXICAL_TIE_MARGIN = 16
 
-_FIELD_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 _SCHEMA = """
@@ -291,9 +290,7 @@ class SQLiteMetadataStore:
                 "SELECT key, data FROM units WHERE instr(haystack, ?) > 0 ORDER BY rowid", (needle,)
             )
             return [self._record(r) for r in rows]
-        for name in fields:
-            if not isinstance(name, str) or not _FIELD_NAME.match(name):
-                raise ValueError(f"invalid search field: {name!r}")
+        validate_search_fields(fields)
         results = []
         for row in self._conn.execute("SELECT key, data FROM units WHERE instr(haystack, ?) > 0 ORDER BY rowid", (needle,)):
             record = self._record(row)
@@ -527,20 +524,39 @@ class SQLiteMetadataStore:
         rows = self._conn.execute("SELECT via, count(*) FROM edges GROUP BY via ORDER BY via")
         return {r[0]: int(r[1]) for r in rows}
 
-class MetadataWriter:
-    """Writes a new generation's metadata database in one transaction-heavy pass.
+class _GenerationWriter:
+    """One private, not-yet-published SQLite file of a generation, written in one transaction:
+    WAL journal while writing, checkpointed and truncated on close so the file stands alone."""
 
-    Used only by the index builder on a private, not-yet-published file; WAL journal as the
-    issue asks, checkpointed and truncated on close so the published file stands alone.
-    """
-
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, schema: str) -> None:
         self.path = path
         self._conn = sqlite3.connect(path)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_SCHEMA)
+        self._conn.executescript(schema)
         self._conn.execute("BEGIN")
+
+    def add_chunk(self, row: ChunkRow) -> None:
+        _insert_chunk(self._conn, row)
+
+    def commit_and_close(self) -> None:
+        self._conn.commit()
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._conn.close()
+
+    def abort(self) -> None:
+        try:
+            self._conn.rollback()
+        finally:
+            self._conn.close()
+
+
+class MetadataWriter(_GenerationWriter):
+    """Writes a new generation's metadata database in one transaction-heavy pass (used only by
+    the index builder)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, _SCHEMA)
 
     def set_meta(self, values: dict[str, Any]) -> None:
         self._conn.executemany(
@@ -598,51 +614,18 @@ class MetadataWriter:
             "INSERT OR REPLACE INTO extractions(path, data) VALUES (?, ?)", (path, json.dumps(data, ensure_ascii=False))
         )
 
-    def add_chunk(self, row: ChunkRow) -> None:
-        _insert_chunk(self._conn, row)
-
     def add_edges(self, rows: Iterable[tuple[str, str, str, str | None, str, int]]) -> None:
         self._conn.executemany(
             "INSERT INTO edges(source_key, source, target, target_key, via, ordinal) VALUES (?,?,?,?,?,?)", rows
         )
 
-    def commit_and_close(self) -> None:
-        self._conn.commit()
-        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._conn.close()
 
-    def abort(self) -> None:
-        try:
-            self._conn.rollback()
-        finally:
-            self._conn.close()
-
-
-class ChunkWriter:
+class ChunkWriter(_GenerationWriter):
     """Writes a vector-complete generation's `chunks.sqlite3` (private, not yet published): the
     chunk rows phase 2 adds beside the vectors, without touching the metadata database."""
 
     def __init__(self, path: Path) -> None:
-        self.path = path
-        self._conn = sqlite3.connect(path)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.executescript(_CHUNKS_SCHEMA)
-        self._conn.execute("BEGIN")
-
-    def add_chunk(self, row: ChunkRow) -> None:
-        _insert_chunk(self._conn, row)
-
-    def commit_and_close(self) -> None:
-        self._conn.commit()
-        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._conn.close()
-
-    def abort(self) -> None:
-        try:
-            self._conn.rollback()
-        finally:
-            self._conn.close()
+        super().__init__(path, _CHUNKS_SCHEMA)
 
 
 def _insert_chunk(conn: sqlite3.Connection, row: ChunkRow) -> None:

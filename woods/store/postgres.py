@@ -34,7 +34,6 @@ hits. Freshness is not checked for such a combined view (the repositories' roots
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, InputError
-from woods.store.base import Record, VectorHit, field_haystack
+from woods.store.base import Record, VectorHit, field_haystack, validate_search_fields
 from woods.store.fts5_bm25 import BM25_B, BM25_K1, fts5_phrases, idf
 from woods.store.graph import SQLiteGraphStore
 from woods.store.index import SCHEMA_VERSION, Manifest
@@ -79,7 +78,6 @@ TIE_MARGIN = 16
 PART_SHIFT = 40
 # Units read per batch in `find_batch`-like lookups (one round trip each).
 BATCH = 5_000
-_FIELD_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def lock_key(repo: str) -> int:
@@ -287,10 +285,7 @@ class PostgresMetadataStore:
 
     def search(self, query: str, fields: Sequence[str] | None = None) -> list[Record]:
         needle = query.lower()
-        if fields is not None:
-            for name in fields:
-                if not isinstance(name, str) or not _FIELD_NAME.match(name):
-                    raise ValueError(f"invalid search field: {name!r}")
+        validate_search_fields(fields)
         results = []
         for part, (key, data) in self._haystack_rows(needle, "key, data"):
             record = self._record(part, key, data)
