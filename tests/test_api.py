@@ -118,7 +118,8 @@ def test_query_embedder_is_created_once_and_repeated_text_embedded_once(repo, mo
             embedded.append(text)
             return super().embed(text)
 
-    def counting_query_embedder(description):
+    def counting_query_embedder(description, one_shot=False):
+        assert one_shot is False  # an API handle is long-lived: the encoder that answers fastest
         made.append(description)
         return Counting(dimensions=int(description["dimension"]))
 

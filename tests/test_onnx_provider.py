@@ -13,8 +13,9 @@ import pytest
 from tests.test_query_encoder import real_code_texts
 from woods.embedding import onnx as onnx_module
 from woods.embedding.encoder import NumpyMiniLMEncoder
-from woods.embedding.onnx import OnnxMiniLMProvider
+from woods.embedding.onnx import OnnxMiniLMProvider, OnnxQueryEncoder
 from woods.embedding.provider import InputTooLongError
+from woods.embedding.select import query_embedder
 from woods.indexing.vector_cache import embedder_description
 
 pytest.importorskip("onnxruntime")
@@ -97,3 +98,36 @@ def test_a_failed_export_falls_back_with_one_warning(monkeypatch, tmp_path):
     assert len(provider.warnings) == 1 and "exporter exploded" in provider.warnings[0]
     assert provider.precision in ("fp32", "bf16")
     assert not list((tmp_path / "empty").glob("*.onnx"))
+
+
+def test_the_query_encoder_opens_the_fp32_export_the_index_encoder_left(cache_dir, numpy_encoder):
+    provider = OnnxMiniLMProvider(precision="int8", cache_dir=cache_dir, num_threads=1)
+    provider.prepare()
+    fingerprint = embedder_description(provider)["fingerprint"]
+    encoder = OnnxQueryEncoder.for_index(fingerprint, cache_dir=cache_dir)
+    assert encoder is not None and encoder.path == provider.model_path("fp32")
+    texts = real_code_texts(encoder.count_tokens)
+    vectors = encoder.embed_batch(texts)
+    reference = numpy_encoder.embed_batch(texts)
+    nonzero = np.linalg.norm(reference, axis=1) > 0
+    # The same fp32 arithmetic: the two query encoders are interchangeable.
+    assert (vectors[nonzero] * reference[nonzero]).sum(axis=1).min() >= 0.9999
+    assert float(encoder.embed(texts[2]) @ vectors[2]) > 0.99999
+    with pytest.raises(InputTooLongError):
+        encoder.embed("word " * 400)
+    # Never an export at query time: no cached file (or no weights hash) → None.
+    assert OnnxQueryEncoder.for_index(fingerprint, cache_dir=cache_dir / "nothing-here") is None
+    assert OnnxQueryEncoder.for_index("synthetic:bf16", cache_dir=cache_dir) is None
+
+
+def test_query_embedder_picks_onnx_for_long_lived_handles_and_numpy_for_one_shot(cache_dir, monkeypatch, tmp_path):
+    provider = OnnxMiniLMProvider(precision="int8", cache_dir=cache_dir, num_threads=1)
+    provider.prepare()
+    description = embedder_description(provider)
+    (tmp_path / "woods").mkdir()
+    (tmp_path / "woods" / "onnx").symlink_to(cache_dir)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert isinstance(query_embedder(description), OnnxQueryEncoder)
+    assert isinstance(query_embedder(description, one_shot=True), NumpyMiniLMEncoder)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
+    assert isinstance(query_embedder(description), NumpyMiniLMEncoder)

@@ -848,6 +848,7 @@ class Index:
         repo: str | None = None,
         exact: bool = False,
         ranking: CodeSearchConfig | None = None,
+        one_shot: bool = False,
     ) -> None:
         from woods.store.backend import is_server_url
 
@@ -857,6 +858,9 @@ class Index:
         self.mode = mode
         self.profile = profile
         self.ranking = ranking
+        # A handle for one question (the CLI) loads the query encoder that starts fastest; a
+        # long-lived one (MCP, the API) the one that answers fastest (`query_embedder`).
+        self.one_shot = one_shot
         self._lock = threading.Lock()  # guards _current, users counts and the embedder cache
         self._update_lock = threading.Lock()  # one update at a time per handle
         self._embedders: dict[tuple[object, ...], _CachingEmbedder] = {}
@@ -915,7 +919,7 @@ class Index:
         with self._lock:
             embedder = self._embedders.get(cache_key)
             if embedder is None:
-                embedder = _CachingEmbedder(query_embedder(dict(description)))
+                embedder = _CachingEmbedder(query_embedder(dict(description), one_shot=self.one_shot))
                 self._embedders[cache_key] = embedder
             return embedder
 

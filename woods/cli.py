@@ -140,7 +140,7 @@ def _store_dir(path: Path | None, store: str | None, repo: str | None = None) ->
 def _open_index(path: Path | None, store: str | None, repo: str | None = None, exact: bool = False) -> Index:
     from woods.api import Index
 
-    return Index(_store_dir(path, store, repo), repo=repo, exact=exact)
+    return Index(_store_dir(path, store, repo), repo=repo, exact=exact, one_shot=True)
 
 
 def _warn(warnings: list[str]) -> None:

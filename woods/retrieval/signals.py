@@ -88,26 +88,37 @@ def name_match(unit_name: str, names: Sequence[str]) -> float:
     return 0.0
 
 
-def path_word_match(path: str, words: frozenset[str]) -> float:
-    """Share of the query's words found in the file's stem or its parent directory's name, with
-    prefix tolerance for word forms (`dispatcher` ~ `dispatch`, `routing` ~ `route`): 0 … 1."""
-    if not words:
-        return 0.0
-    pure = PurePosixPath(path)
+def path_words(path: str) -> frozenset[str]:
+    """The identifier parts of a file's stem and of its parent directory's name
+    (`src/routing/dispatcher.py` → dispatcher, routing)."""
+    directory, _, name = path.rpartition("/")
+    parent = directory.rpartition("/")[2]
+    stem = name.split(".", 1)[0]
     parts: set[str] = set()
-    stem = pure.name.split(".", 1)[0]
-    for segment in (stem, pure.parent.name):
+    for segment in (stem, parent):
         if segment and segment not in (".", ".."):
             parts.update(split_identifier(segment))
-    if stem in ("mod", "index", "init", "__init__", "main", "lib") and pure.parent.name:
-        parts.update(split_identifier(pure.parent.name))
-    if not parts:
+    return frozenset(parts)
+
+
+def word_share(parts: frozenset[str], words: frozenset[str]) -> float:
+    """Share of `words` found among `parts` (a file's `path_words`), with prefix tolerance for
+    word forms (`dispatcher` ~ `dispatch`, `routing` ~ `route`): 0 … 1."""
+    if not words or not parts:
         return 0.0
     matched = 0
     for word in words:
-        if word in parts or any(_same_stem(word, part) for part in parts):
+        # Stems of four letters or more share their first four: a cheap test before `_same_stem`.
+        head = word[:_STEM_MIN]
+        if word in parts or any(part[:_STEM_MIN] == head and _same_stem(word, part) for part in parts):
             matched += 1
     return matched / len(words)
+
+
+def path_word_match(path: str, words: frozenset[str]) -> float:
+    """Share of the query's words found in the file's stem or its parent directory's name
+    (`word_share` of `path_words`): 0 … 1."""
+    return word_share(path_words(path), words) if words else 0.0
 
 
 # A versioned directory: `v3/`, `v4/` (an API kept in several versions side by side).
@@ -148,7 +159,11 @@ def file_named_after(path: str, names: Iterable[str]) -> float:
     return 0.0
 
 
-def _same_stem(a: str, b: str, minimum: int = 4) -> bool:
+# The shortest word `_same_stem` compares by prefix.
+_STEM_MIN = 4
+
+
+def _same_stem(a: str, b: str, minimum: int = _STEM_MIN) -> bool:
     shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
     return len(shorter) >= minimum and longer.startswith(shorter[: max(minimum, len(shorter) - 2)])
 

@@ -20,12 +20,16 @@ from woods.tokens import query_terms
 # Units per term read for seed resolution: enough that a unit named by the term is among them even
 # when its tokens are common (BM25's name column dominates), small enough to read in one batch.
 SUBJECT_DEPTH = 50
+# Subject lookups a LexicalSubjects keeps (each ≤ SUBJECT_DEPTH records): cleared when full.
+_RECORD_CACHE_SIZE = 256
 
 
 class LexicalMetadata(Protocol):
     def lexical_search(self, terms: list[str], limit: int, weights: tuple[float, ...]) -> list[tuple[str, float]]: ...
 
     def find_batch(self, keys: Sequence[str]) -> dict[str, Record]: ...
+
+    def common_terms(self, terms: Sequence[str]) -> set[str]: ...
 
 
 class LexicalSubjects:
@@ -35,6 +39,9 @@ class LexicalSubjects:
         self._metadata = metadata
         self._weights = weights
         self._depth = depth
+        # Lookups by token tuple: a graph query asks for `word` and `Word` (the same tokens), and
+        # the generation behind the store never changes while it is open.
+        self._records: dict[tuple[str, ...], list[Record]] = {}
 
     def _ranked(self, words: Sequence[str], limit: int) -> list[tuple[str, float]]:
         terms = list(dict.fromkeys(t for word in words for t in query_terms(word)))
@@ -43,8 +50,23 @@ class LexicalSubjects:
         return self._metadata.lexical_search(terms, limit, self._weights)
 
     def records_for(self, term: str) -> list[Record]:
-        """The units `term` most likely names, best first, each with its storage key as `id`."""
-        ranked = self._ranked([term], self._depth)
+        """The units `term` most likely names, best first, each with its storage key as `id`.
+
+        None for a term whose every token is in at least half the units (`py` in a Python
+        repository): it names no unit in particular, and asking would score every row."""
+        tokens = tuple(query_terms(term))
+        cached = self._records.get(tokens)
+        if cached is None:
+            cached = self._lookup(tokens)
+            if len(self._records) >= _RECORD_CACHE_SIZE:
+                self._records.clear()
+            self._records[tokens] = cached
+        return [dict(record) for record in cached]
+
+    def _lookup(self, tokens: tuple[str, ...]) -> list[Record]:
+        if not tokens or self._metadata.common_terms(tokens) >= set(tokens):
+            return []
+        ranked = self._metadata.lexical_search(list(tokens), self._depth, self._weights)
         found = self._metadata.find_batch([key for key, _score in ranked])
         return [{**found[key], "id": key} for key, _score in ranked if key in found]
 

@@ -304,6 +304,7 @@ def _open_checked_metadata(db_path: Path, manifest: Manifest, chunks_path: Path 
                 f"{db_path} holds {units} units / {chunk_count} chunks, the manifest says "
                 f"{expected.get('units')} / {expected.get('chunks')}; run `woods index --full`"
             )
+        store.map_rows()
     except sqlite3.DatabaseError as exc:
         store.close()
         raise CorruptIndexError(f"{db_path} is not a readable woods database ({exc}); run `woods index --full`") from exc

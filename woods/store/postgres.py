@@ -46,7 +46,14 @@ from woods.store.base import Record, VectorHit, field_haystack, validate_search_
 from woods.store.fts5_bm25 import BM25_B, BM25_K1, fts5_phrases, idf
 from woods.store.graph import SQLiteGraphStore
 from woods.store.index import SCHEMA_VERSION, Manifest
-from woods.store.metadata import LEXICAL_COLUMNS, ChunkRow, FileRow, UnitSummary, clean_terms
+from woods.store.metadata import (
+    LEXICAL_COLUMNS,
+    ChunkRow,
+    FileRow,
+    UnitSummary,
+    clean_terms,
+    informative_terms,
+)
 from woods.store.pg_connect import (
     SCHEMA,
     check_repo_name,
@@ -311,6 +318,26 @@ class PostgresMetadataStore:
             out.append((part.outer(key), [name for name, text in pairs if text is not None and needle in text]))
         return out
 
+    def _token_rows(self, tokens: Sequence[str]) -> list[int]:
+        """How many units hold each (already stemmed) token, over every part."""
+        hits = [0] * len(tokens)
+        for part in self.parts:
+            for i, count in self._rows(
+                f"SELECT q.i, count(*) FROM unnest(%s::int[], %s::text[]) AS q(i, token) "
+                f"JOIN {part.t('terms')} t ON t.term = q.token GROUP BY q.i",
+                (list(range(len(tokens))), list(tokens)),
+            ):
+                hits[int(i)] += int(count)
+        return hits
+
+    def common_terms(self, terms: Sequence[str]) -> set[str]:
+        """The terms matching at least half the units (`SQLiteMetadataStore.common_terms`)."""
+        rows = sum(p.rows for p in self.parts)
+        cleaned = clean_terms(terms)
+        single = [(term, p[0]) for term, p in zip(cleaned, fts5_phrases(cleaned), strict=True) if len(p) == 1]
+        counts = self._token_rows([token for _term, token in single])
+        return {term for (term, _token), n in zip(single, counts, strict=True) if rows > 0 and 2 * n >= rows}
+
     def lexical_search(self, terms: Sequence[str], limit: int, weights: Sequence[float]) -> list[tuple[str, float]]:
         """FTS5's BM25 over the stored term statistics: `(key, score)` ordered by (−score, key),
         the same list `SQLiteMetadataStore.lexical_search` returns for the same generation.
@@ -331,14 +358,11 @@ class PostgresMetadataStore:
             return []
         indexes = [i for i, _t in phrases]
         words = [t for _i, t in phrases]
-        hits = dict.fromkeys(indexes, 0)
-        for part in self.parts:
-            for i, count in self._rows(
-                f"SELECT q.i, count(*) FROM unnest(%s::int[], %s::text[]) AS q(i, token) "
-                f"JOIN {part.t('terms')} t ON t.term = q.token GROUP BY q.i",
-                (indexes, words),
-            ):
-                hits[int(i)] += int(count)
+        hits = dict(zip(indexes, self._token_rows(words), strict=True))
+        kept = informative_terms(words, [hits[i] for i in indexes], rows)
+        if len(kept) < len(words):
+            indexes = [i for i, word in zip(indexes, words, strict=True) if word in kept]
+            words = [word for word in words if word in kept]
         idfs = [idf(rows, hits[i]) for i in indexes]
         avgdl = float(tokens) / float(rows)
         w = [float(x) for x in weights]
