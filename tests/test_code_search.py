@@ -6,6 +6,7 @@ bag of words, named as the test double it is), so both legs run and results are 
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from woods.embedding.fake import FakeEmbeddingProvider
 from woods.errors import CorruptIndexError
 from woods.indexing import build_index_from_units
 from woods.paths import path_roles, roles_asked_for
+from woods.retrieval import code_search as code_search_module
 from woods.retrieval.code_search import CodeSearch, CodeSearchConfig
 from woods.retrieval.query_analysis import NATURAL, PATH, SYMBOL, analyze
 from woods.retrieval.retriever import Retriever
@@ -165,6 +167,41 @@ def test_without_vectors_the_lexical_leg_answers_and_says_so(tmp_path):
     assert result.units and result.units[0].summary.file_path == "a.py"
     assert any("vector leg skipped" in w for w in result.warnings)
     stores.close()
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_hybrid_gives_the_same_answer_with_its_legs_side_by_side_and_never_loses_a_leg_error(tmp_path, parallel):
+    stores = open_index(tmp_path, [
+        py("a.alpha", "a.py", "def alpha():\n    return 'queue worker'\n"),
+        py("b.beta", "b.py", "def beta():\n    return 'worker pool'\n"),
+    ])
+    search = engine(stores)
+    search._parallel_legs = parallel
+    sequential = engine(stores)
+    sequential._parallel_legs = False
+    assert search.search("queue worker") == sequential.search("queue worker")
+
+    class Broken:
+        def __getattr__(self, name: str) -> object:
+            return getattr(stores.metadata, name)
+
+        def lexical_search(self, *_args: object) -> list[tuple[str, float]]:
+            raise sqlite3.OperationalError("disk I/O error")
+
+    fake = FakeEmbeddingProvider()
+    broken = CodeSearch(Broken(), lambda: stores.vectors, lambda: fake)  # type: ignore[arg-type]
+    broken._parallel_legs = parallel
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
+        broken.search("queue worker")
+    stores.close()
+
+
+def test_legs_run_side_by_side_only_with_a_second_usable_core(monkeypatch):
+    monkeypatch.setattr(code_search_module.os, "sched_getaffinity", lambda _pid: {0}, raising=False)
+    assert code_search_module.usable_cpus() == 1
+    assert CodeSearch(object(), lambda: None, None)._parallel_legs is False  # type: ignore[arg-type]
+    monkeypatch.setattr(code_search_module.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    assert CodeSearch(object(), lambda: None, None)._parallel_legs is True  # type: ignore[arg-type]
 
 
 def test_english_questions_take_both_legs_through_the_retriever(tmp_path):

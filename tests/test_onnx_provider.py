@@ -63,7 +63,7 @@ def test_onnx_refuses_over_long_texts_and_counts_model_tokens(cache_dir):
 def test_fingerprint_names_the_onnx_encoder(cache_dir):
     int8 = embedder_description(OnnxMiniLMProvider(precision="int8", cache_dir=cache_dir))
     fp32 = embedder_description(OnnxMiniLMProvider(precision="fp32", cache_dir=cache_dir))
-    assert int8["fingerprint"].endswith(":onnx-int8") and fp32["fingerprint"].endswith(":onnx-fp32")
+    assert int8["fingerprint"].endswith(f":onnx-int8.{onnx_module.EXPORT_VERSION}") and fp32["fingerprint"].endswith(":onnx-fp32")
     assert int8["fingerprint"] != fp32["fingerprint"] and int8["name"] == fp32["name"]
     # … and differs from sentence-transformers' (vectors of different encoders never mix).
     from woods.embedding.sentence import SentenceTransformerProvider
@@ -93,7 +93,7 @@ def test_a_failed_export_falls_back_with_one_warning(monkeypatch, tmp_path):
 
     monkeypatch.setattr(onnx_module, "export_model", broken)
     provider = OnnxMiniLMProvider(cache_dir=tmp_path / "empty")
-    assert provider.precision == "onnx-int8"
+    assert provider.precision == f"onnx-int8.{onnx_module.EXPORT_VERSION}"
     provider.prepare()
     assert len(provider.warnings) == 1 and "exporter exploded" in provider.warnings[0]
     assert provider.precision in ("fp32", "bf16")

@@ -12,10 +12,12 @@ import pytest
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
 from woods.indexing import build_index_from_units
+from woods.retrieval.subjects import LexicalSubjects
 from woods.store import index as layout
 from woods.store.graph import compute_pagerank
 from woods.store.identity import assign_keys, key_parts, public_identifier, strip_chunk, typed_key
 from woods.store.index import IndexStores, StoreLock
+from woods.store.metadata import informative_terms
 from woods.tokens import query_terms
 from woods.units import Dependency, Unit
 
@@ -141,6 +143,28 @@ def test_lexical_index_splits_identifiers_and_stems(tmp_path):
     # camelCase/snake_case parts and word forms (requests → request) meet
     assert [k for k, _ in stores.metadata.lexical_search(query_terms("dispatching requests"), 5, WEIGHTS)] == ["Dispatcher"]
     assert [k for k, _ in stores.metadata.lexical_search(query_terms("full_dispatch_request"), 5, WEIGHTS)] == ["Dispatcher"]
+    stores.close()
+
+
+def test_informative_terms_drop_only_words_in_half_the_rows_when_another_word_ranks():
+    assert informative_terms(["py", "parser"], [80, 3], 100) == ["parser"]
+    assert informative_terms(["py", "self"], [80, 50], 100) == ["py", "self"]  # all common: as asked
+    assert informative_terms(["py", "zzz"], [80, 0], 100) == ["py", "zzz"]  # the other matches nothing
+    assert informative_terms(["a", "b"], [49, 1], 100) == ["a", "b"]  # under half: IDF above the floor
+
+
+def test_a_word_in_half_the_units_neither_pads_the_lexical_list_nor_seeds_a_subject(tmp_path):
+    units = [unit(f"W{i}", source=f"class W{i}\n  # widget\nend\n", path=f"app/w{i}.rb") for i in range(6)]
+    units.append(unit("Gear", source="class Gear\n  # widget sprocket\nend\n", path="app/gear.rb"))
+    stores = build(tmp_path, units)
+    metadata = stores.metadata
+    assert metadata.common_terms(["widget", "sprocket", "gear"]) == {"widget"}
+    both = metadata.lexical_search(["widget", "sprocket"], 10, WEIGHTS)
+    assert [k for k, _ in both] == [k for k, _ in metadata.lexical_search(["sprocket"], 10, WEIGHTS)] == ["Gear"]
+    assert len(metadata.lexical_search(["widget"], 10, WEIGHTS)) == 7  # every term common: kept
+    subjects = LexicalSubjects(metadata, WEIGHTS)
+    assert subjects.records_for("widget") == []
+    assert [r["id"] for r in subjects.records_for("sprocket")] == ["Gear"]
     stores.close()
 
 

@@ -304,7 +304,35 @@ class _Layer:
         self.output_norm = (get("output.LayerNorm.weight"), get("output.LayerNorm.bias"))
 
 
-class NumpyMiniLMEncoder:
+def padded(batch_ids: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Word-piece ids of several texts as one zero-padded int64 matrix, and its attention mask."""
+    length = max(len(row) for row in batch_ids)
+    ids = np.zeros((len(batch_ids), length), dtype=np.int64)
+    mask = np.zeros((len(batch_ids), length), dtype=np.int64)
+    for index, row in enumerate(batch_ids):
+        ids[index, : len(row)] = row
+        mask[index, : len(row)] = 1
+    return ids, mask
+
+
+class WordPieceEmbedder:
+    """What every MiniLM encoder shares: word-piece counting with its tokenizer, and one text
+    embedded as a batch of one (subclasses set `_tokenizer` and implement `embed_batch`)."""
+
+    _tokenizer: Any
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tokenizer.encode(text).ids)
+
+    def embed(self, text: str) -> np.ndarray:
+        row: np.ndarray = self.embed_batch([text])[0]
+        return row
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+
+class NumpyMiniLMEncoder(WordPieceEmbedder):
     """all-MiniLM-L6-v2 in numpy (float32): tokenize → BERT → mean pool over the attention mask →
     L2-normalise. Same Protocol and the same token limit as SentenceTransformerProvider.
 
@@ -340,13 +368,6 @@ class NumpyMiniLMEncoder:
     def weights_fingerprint(self) -> str:
         return weights_fingerprint(self.model_dir)
 
-    def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode(text).ids)
-
-    def embed(self, text: str) -> np.ndarray:
-        row: np.ndarray = self.embed_batch([text])[0]
-        return row
-
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
@@ -366,12 +387,9 @@ class NumpyMiniLMEncoder:
         return out
 
     def _forward(self, batch_ids: list[list[int]]) -> np.ndarray:
-        length = max(len(token_ids) for token_ids in batch_ids)
-        ids = np.zeros((len(batch_ids), length), dtype=np.int64)
-        mask = np.zeros((len(batch_ids), length), dtype=np.float32)
-        for row, token_ids in enumerate(batch_ids):
-            ids[row, : len(token_ids)] = token_ids
-            mask[row, : len(token_ids)] = 1.0
+        ids, int_mask = padded(batch_ids)
+        length = ids.shape[1]
+        mask = int_mask.astype(np.float32)
         x = self._word[ids] + self._position[:length] + self._token_type[0]
         x = _layer_norm(x.astype(np.float32), *self._embedding_norm, self._eps)
         score_mask = ((1.0 - mask) * _MASKED_SCORE)[:, None, None, :]

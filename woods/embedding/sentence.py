@@ -19,6 +19,7 @@ import numpy as np
 from woods.embedding.encoder import (
     MINILM_DIMENSION,
     MINILM_MODEL_ID,
+    WordPieceEmbedder,
     load_wordpiece_tokenizer,
     minilm_model_dir,
     read_max_seq_length,
@@ -51,7 +52,7 @@ def cpu_has_native_bf16(cpuinfo: Path = _CPUINFO) -> bool:
     return False
 
 
-class SentenceTransformerProvider:
+class SentenceTransformerProvider(WordPieceEmbedder):
     """all-MiniLM-L6-v2 via sentence-transformers on CPU, from the packaged files only (no network).
 
     Guarantees: `count_tokens` is the exact word-piece count the model sees (incl. [CLS]/[SEP]);
@@ -98,13 +99,6 @@ class SentenceTransformerProvider:
         from woods.embedding.encoder import NumpyMiniLMEncoder
 
         return NumpyMiniLMEncoder(self.model_dir)
-
-    def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode(text).ids)
-
-    def embed(self, text: str) -> np.ndarray:
-        row: np.ndarray = self.embed_batch([text])[0]
-        return row
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
