@@ -518,8 +518,9 @@ class _Extractor:
             absolute = base.text(module_node, self.source)
         if absolute == "__future__":
             return
-        names = [c for c in node.children_by_field_name("name")]
-        if not names or any(c.type == "wildcard_import" for c in node.children):
+        names = node.children_by_field_name("name")
+        # (the grammar has either names or `*`: only a tree with errors needs to look for both)
+        if not names or (not self.error_free and any(c.type == "wildcard_import" for c in node.children)):
             if absolute:
                 owner.refs.append(_Ref("import", kind="import", target=absolute, lookup=(absolute,)))
             return
