@@ -31,6 +31,7 @@ method of a table, and plain `f()` of a function defined in the file. Calls of g
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -40,6 +41,9 @@ from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.units import Dependency, FileExtraction
 
 LANGUAGE = "lua"
+# The plain name a callee's text starts with, when a `.` or `:` follows it directly.
+_HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?=[.:])")
+_UNSEEN = Dependency("", "")  # a callee not met yet (None is "no edge")
 # Directories a module path starts below when there is no `lua/` directory (LuaRocks layouts).
 _SOURCE_ROOTS = frozenset({"src", "lib"})
 
@@ -99,7 +103,7 @@ class _Extractor:
         self.module = module_name(file_path)
         self.drafts: list[_Draft] = []
         self.unique = base.UniqueIdentifiers()
-        self.comments = scopes.Comments([], source)
+        self.comments: scopes.Comments  # (set by `run`, with the comments its query finds)
         self.module_table: str | None = None  # the local the file returns
         self.tables: set[str] = set()  # local tables of the file (`local Picker = {}`)
         self.functions: dict[str, str] = {}  # plain name → identifier (`local function f`)
@@ -173,16 +177,19 @@ class _Extractor:
         if names is None or values is None:
             return
         for target, value in zip(names.named_children, values.named_children, strict=False):
+            kind = value.type
+            if kind not in ("function_definition", "table_constructor", "function_call"):
+                continue  # (before `_path`: no other value makes anything of its target)
             path = self._path(target)
             if path is None:
                 continue
-            if value.type == "function_definition":
+            if kind == "function_definition":
                 self._function(statement, value, target, local=local)
-            elif value.type == "table_constructor":
+            elif kind == "table_constructor":
                 if len(path) == 1:
                     self.tables.add(path[0])
                 self._table_fields(value, path)
-            elif value.type == "function_call" and len(path) == 1:
+            elif kind == "function_call" and len(path) == 1:
                 required = self._required(value)
                 if required is not None:
                     self.requires.setdefault(path[0], required)
@@ -300,14 +307,16 @@ class _Extractor:
         # One Dependency per distinct written callee (and receiver, which `self` depends on).
         cache: dict[tuple[bytes, str | None], Dependency | None] = {}
         source = self.source
-        for callee, index in zip(callees, spans.owners([c.start_byte for c in callees]), strict=True):
+        drafts = self.drafts
+        starts = [c.start_byte for c in callees]
+        for callee, start, index in zip(callees, starts, spans.owners(starts), strict=True):
             if index is None:
                 continue
-            draft = self.drafts[index]
-            key = (source[callee.start_byte : callee.end_byte], draft.receiver)
-            if key not in cache:
-                cache[key] = self._call(callee, key[0].decode("utf-8", "replace"), draft)
-            dep = cache[key]
+            draft = drafts[index]
+            key = (source[start : callee.end_byte], draft.receiver)
+            dep = cache.get(key, _UNSEEN)
+            if dep is _UNSEEN:
+                dep = cache[key] = self._call(callee, key[0].decode("utf-8", "replace"), draft)
             if dep is not None:
                 draft.deps.append(dep)
 
@@ -319,6 +328,13 @@ class _Extractor:
             return Dependency(identifier, "calls", lookup=(identifier,)) if identifier is not None else None
         if kind not in ("dot_index_expression", "method_index_expression"):
             return None
+        # A receiver that starts with a plain name the file knows nothing of (`vim.api.f`, a
+        # parameter) names no target: the nodes need not be asked (`_table_targets` finds none).
+        head = _HEAD.match(text)
+        if head is not None:
+            name = head.group()
+            if name != "self" and name != self.module_table and name not in self.requires and name not in self.tables:
+                return None
         table = callee.child_by_field_name("table")
         member_node = callee.child_by_field_name("field" if kind == "dot_index_expression" else "method")
         if table is None or member_node is None:

@@ -64,6 +64,7 @@ class _Draft:
     node: Node
     parent: _Draft | None
     namespace: str | None
+    cls: _Draft | None  # the innermost class at or around the draft (self and super calls)
     signature: str | None = None
     docstring: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -73,20 +74,32 @@ class _Draft:
     callees: set[bytes] = field(default_factory=set)  # texts of the callees seen (`_scan`)
 
 
-def _import_root(file_path: str, package_dirs: frozenset[str] | None) -> int:
-    """How many leading path parts lie above the top-level package of `file_path` (0 if unknown)."""
+def _parts(file_path: str) -> list[str]:
+    """`PurePosixPath(file_path).parts` without building the path object (once per file)."""
+    if file_path.startswith("/"):  # absolute: the root is a part of its own
+        return list(PurePosixPath(file_path).parts)
+    return [part for part in file_path.split("/") if part and part != "."]
+
+
+def _directory(parts: list[str], depth: int) -> str:
+    """The posix spelling of the directory `parts[:depth]` ("" for none)."""
+    if parts[0] == "/" and depth:
+        return "/" + "/".join(parts[1:depth])
+    return "/".join(parts[:depth])
+
+
+def _import_root(parts: list[str], package_dirs: frozenset[str] | None) -> int:
+    """How many leading `parts` of a file's path lie above its top-level package (0 if unknown)."""
     if package_dirs is None:
         return 0
-    parent = PurePosixPath(file_path).parent
-    directory = "" if str(parent) == "." else parent.as_posix()
-    if directory not in package_dirs:
+    depth = len(parts) - 1  # the file's directory is parts[:depth]
+    if _directory(parts, depth) not in package_dirs:
         return 0
-    while directory and directory in package_dirs:
-        up = PurePosixPath(directory).parent
-        directory = "" if str(up) == "." else up.as_posix()
-        if directory == "" and "" in package_dirs:
+    while depth and _directory(parts, depth) in package_dirs:
+        depth -= 1
+        if depth == 0 and "" in package_dirs:
             return 0
-    return len(PurePosixPath(directory).parts) if directory else 0
+    return depth
 
 
 def module_name(file_path: str, package_dirs: frozenset[str] | None = None) -> tuple[str, bool]:
@@ -95,8 +108,8 @@ def module_name(file_path: str, package_dirs: frozenset[str] | None = None) -> t
     Inside a package (`package_dirs`, from the repository layout), the name starts at the top-level package;
     otherwise it is the dotted path from the repository root, a leading `src/` dropped.
     """
-    parts = list(PurePosixPath(file_path).parts)
-    skip = _import_root(file_path, package_dirs)
+    parts = _parts(file_path)
+    skip = _import_root(parts, package_dirs) if parts else 0
     if skip:
         parts = parts[skip:]
     elif len(parts) > 1 and parts[0] == "src":
@@ -148,15 +161,26 @@ _DOTTED = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CONSTANTS = frozenset({"None", "True", "False"})
 
 
-def _callee_chain(node: Node, text: bytes, source: bytes) -> tuple[str, ...] | None:
-    """`_chain` of a call's function (an identifier or attribute; `text` is its source) in an
-    error-free tree, read from its text when that is a plain dotted name (most calls), from its
-    nodes otherwise."""
+def _dotted_chain(text: bytes) -> tuple[str, ...] | None:
+    """`_chain` of a call's function read from its text (`text`, in an error-free tree) when that
+    is a plain dotted name (most calls), so equal texts have equal chains; None otherwise (then
+    the nodes tell)."""
     if _DOTTED.fullmatch(text) is not None:
         parts = tuple(text.decode("ascii").split("."))
         if parts[0] not in _CONSTANTS:
             return parts
-    return _chain(node, source)
+    return None
+
+
+def _call_ref(chain: tuple[str, ...] | None) -> _Ref | None:
+    """The reference a call of `chain` (the callee's dotted parts) makes, if any."""
+    if not chain:
+        return None
+    if chain[0] == "super()":
+        return _Ref("calls", chain[1:], kind="super") if len(chain) == 2 else None
+    if chain[0] in _SELF_NAMES:
+        return _Ref("calls", chain[1:], kind="self") if len(chain) == 2 else None
+    return _Ref("calls", chain)
 
 
 def _strip_call(node: Node | None) -> Node | None:
@@ -170,14 +194,21 @@ def _docstring(body: Node | None, source: bytes) -> str | None:
     """The cleaned docstring when the block's first statement is a string literal."""
     if body is None:
         return None
-    first = None
+    # The block starts with its first statement (or a comment): a string opens with a quote
+    # within its first three bytes (`"`, `r"`, `rb"`); without one, the tree need not be asked.
+    head = source[body.start_byte : body.start_byte + 3]
+    if b'"' not in head and b"'" not in head and b"#" not in head:
+        return None
     for index in range(body.named_child_count):  # one node at a time: bodies are long
         first = body.named_child(index)
-        if first is not None and first.type != "comment":
+        if first is None:
+            return None
+        kind = first.type
+        if kind != "comment":
             break
     else:
-        first = None
-    if first is None or first.type != "expression_statement" or first.named_child_count != 1:
+        return None
+    if kind != "expression_statement" or first.named_child_count != 1:
         return None
     literal = first.named_child(0)
     if literal is None or literal.type != "string":
@@ -188,6 +219,17 @@ def _docstring(body: Node | None, source: bytes) -> str | None:
         return None
     raw = source[start.end_byte : end.start_byte].decode("utf-8", "replace")
     return inspect.cleandoc(raw) or None
+
+
+def _leading_comment(node: Node, source: bytes) -> str | None:
+    """`base.leading_comment(node, source)`, which only finds a comment that ends on the line
+    above `node` or on its own line: without a `#` there, none is asked of the tree."""
+    start = node.start_byte
+    row = source.rfind(b"\n", 0, start) + 1  # where the node's line starts
+    above = source.rfind(b"\n", 0, row - 1) + 1 if row else 0
+    if source.find(b"#", above, start) < 0:
+        return None
+    return base.leading_comment(node, source)
 
 
 def _header(node: Node, body: Node | None, source: bytes) -> str:
@@ -204,7 +246,8 @@ _QUERY_SOURCE = """
 [(import_statement) (import_from_statement)] @import
 """
 _DEFINITION, _CALLEE, _IMPORT = 0, 1, 2
-_UNRESOLVED = Dependency("", "")  # not resolved yet (None is "resolves to nothing")
+_UNRESOLVED: Any = object()  # not resolved yet (None is "resolves to nothing")
+_UNSEEN = _Ref("")  # a callee text not met yet (None is "makes no reference")
 _PREORDER = operator.itemgetter(0, 1)
 
 
@@ -226,7 +269,10 @@ class _Extractor:
         self.top_level: set[str] = set()
         self.identifiers: set[str] = set()
         self.prefixes: set[str] = set()  # every identifier cut at each of its dots
-        self.resolved: dict[object, Dependency | None] = {}  # see `_dependencies`
+        # A reference's dependency and its (target, via), or None (see `_dependencies`).
+        self.resolved: dict[object, tuple[Dependency, tuple[str, str]] | None] = {}
+        self.overloads = False  # whether any definition is an `@overload` stub
+        self.error_free = True
 
     # -- walking ---------------------------------------------------------------------------
 
@@ -234,11 +280,12 @@ class _Extractor:
         tree = base.parse("python", self.source)
         root = tree.root_node
         namespace = self.module.rpartition(".")[0] or None
-        module = _Draft(self.module, "module", root, None, namespace)
+        module = _Draft(self.module, "module", root, None, namespace, None)
         module.docstring = _docstring(root, self.source)
         module.metadata["package"] = self.is_package
         self.drafts.append(module)
         if root.has_error:
+            self.error_free = False
             self._walk(root, module)
         else:
             self._scan(root, module)
@@ -268,7 +315,9 @@ class _Extractor:
                     stack.extend((child, draft) for child in reversed(definition.children))
                     continue
             elif kind == "call":
-                self._call(_chain(node.child_by_field_name("function"), self.source), owner)
+                ref = _call_ref(_chain(node.child_by_field_name("function"), self.source))
+                if ref is not None:
+                    owner.refs.append(ref)
             elif kind in ("import_statement", "import_from_statement"):
                 self._import(node, owner)
                 continue
@@ -293,6 +342,8 @@ class _Extractor:
         # (end byte, owner) of the open spans, innermost last; None owns nothing.
         spans: list[tuple[int, _Draft | None]] = [(len(source) + 1, module)]
         wrapped = -1  # start byte of the definition inside the last decorated definition
+        # The reference of each plain dotted callee text of the file (see `_dotted_chain`).
+        call_refs: dict[bytes, _Ref | None] = {}
         for start, negative_end, kind, node in items:
             while start >= spans[-1][0]:
                 spans.pop()
@@ -304,7 +355,15 @@ class _Extractor:
                 text = source[start:-negative_end]
                 if text not in owner.callees:
                     owner.callees.add(text)
-                    self._call(_callee_chain(node, text, source), owner)
+                    ref = call_refs.get(text, _UNSEEN)
+                    if ref is _UNSEEN:
+                        chain = _dotted_chain(text)
+                        if chain is not None:
+                            ref = call_refs[text] = _call_ref(chain)
+                        else:
+                            ref = _call_ref(_chain(node, source))
+                    if ref is not None:
+                        owner.refs.append(ref)
             elif kind == _IMPORT:
                 self._import(node, owner)
                 spans.append((-negative_end, None))
@@ -322,6 +381,8 @@ class _Extractor:
         `f#3`: the one definition of a name that is not an overload takes the plain name, and the
         stubs are `f#overload1`, `f#overload2` … in source order. A name defined twice without
         overloads keeps the numbering (the first definition owns the name)."""
+        if not self.overloads:
+            return
         groups: dict[tuple[str, str], list[_Draft]] = {}
         for draft in self.drafts:
             if draft.type in ("function", "method"):
@@ -359,6 +420,7 @@ class _Extractor:
     def _definition(self, node: Node, owner: _Draft) -> tuple[_Draft, Node] | None:
         """The draft of a (decorated) definition and the definition node itself, or None when it
         has no name (syntax errors)."""
+        source = self.source
         decorators: list[Node] = []
         definition = node
         if node.type == "decorated_definition":
@@ -367,36 +429,51 @@ class _Extractor:
             if found is None:
                 return None
             definition = found
-        name_node = definition.child_by_field_name("name")
-        if name_node is None or definition.type not in ("function_definition", "class_definition"):
+        definition_type = definition.type
+        if definition_type != "function_definition" and definition_type != "class_definition":
             return None
-        name = base.text(name_node, self.source)
-        is_class = definition.type == "class_definition"
-        unit_type = "class" if is_class else ("method" if owner.type == "class" else "function")
+        name_node = definition.child_by_field_name("name")
+        if name_node is None:
+            return None
+        name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
+        is_class = definition_type == "class_definition"
+        owner_type = owner.type
+        unit_type = "class" if is_class else ("method" if owner_type == "class" else "function")
         identifier = self._unique(f"{owner.identifier}.{name}", unit_type)
-        if owner.type == "module":
+        if owner_type == "module":
             self.top_level.add(name)
         body = definition.child_by_field_name("body")
-        draft = _Draft(identifier, unit_type, node, owner, owner.identifier)
-        draft.signature = _header(definition, body, self.source)
-        draft.docstring = _docstring(body, self.source) or base.clean_comment(base.leading_comment(node, self.source))
-        draft.metadata["decorators"] = [base.one_line(base.text(d, self.source))[1:].strip() for d in decorators]
-        for decorator in decorators:
-            chain = _chain(_strip_call(decorator.named_child(0)), self.source)
+        metadata: dict[str, Any] = {
+            "decorators": [base.one_line(base.text(d, source))[1:].strip() for d in decorators]
+        }
+        draft = _Draft(
+            identifier,
+            unit_type,
+            node,
+            owner,
+            owner.identifier,
+            None,
+            _header(definition, body, source),
+            _docstring(body, source) or base.clean_comment(_leading_comment(node, source)),
+            metadata,
+        )
+        draft.cls = draft if is_class else owner.cls
+        chains = [_chain(_strip_call(decorator.named_child(0)), source) for decorator in decorators]
+        for chain in chains:
             if chain:
                 draft.refs.append(_Ref("decorator", chain))
                 if not is_class and chain[-1] in _METHOD_KINDS:
-                    draft.metadata["kind"] = _METHOD_KINDS[chain[-1]]
+                    metadata["kind"] = _METHOD_KINDS[chain[-1]]
                 if not is_class and chain[-1] == "overload":
-                    draft.metadata["overload"] = True
+                    metadata["overload"] = True
+                    self.overloads = True
         if is_class:
             self._bases(definition, draft)
-            draft.metadata["dataclass"] = any(
-                (ch := _chain(_strip_call(d.named_child(0)), self.source)) is not None and ch[-1] == "dataclass"
-                for d in decorators
-            )
+            metadata["dataclass"] = any(chain is not None and chain[-1] == "dataclass" for chain in chains)
+        elif self.error_free:  # `async` can only be the first token
+            metadata["async"] = source.startswith(b"async", definition.start_byte)
         else:
-            draft.metadata["async"] = any(c.type == "async" for c in definition.children)
+            metadata["async"] = any(c.type == "async" for c in definition.children)
         self.drafts.append(draft)
         return draft, definition
 
@@ -413,18 +490,6 @@ class _Extractor:
                     draft.bases.append(chain)
                     draft.refs.append(_Ref("superclass", chain))
         draft.metadata["bases"] = texts
-
-    def _call(self, chain: tuple[str, ...] | None, owner: _Draft) -> None:
-        """A call of `chain` (the callee's dotted parts) inside `owner`."""
-        if not chain:
-            return
-        if chain[0] == "super()":
-            if len(chain) == 2:
-                owner.refs.append(_Ref("calls", chain[1:], kind="super"))
-        elif chain[0] in _SELF_NAMES and len(chain) == 2:
-            owner.refs.append(_Ref("calls", chain[1:], kind="self"))
-        elif chain[0] not in _SELF_NAMES:
-            owner.refs.append(_Ref("calls", chain))
 
     def _import(self, node: Node, owner: _Draft) -> None:
         if node.type == "import_statement":
@@ -453,8 +518,9 @@ class _Extractor:
             absolute = base.text(module_node, self.source)
         if absolute == "__future__":
             return
-        names = [c for c in node.children_by_field_name("name")]
-        if not names or any(c.type == "wildcard_import" for c in node.children):
+        names = node.children_by_field_name("name")
+        # (the grammar has either names or `*`: only a tree with errors needs to look for both)
+        if not names or (not self.error_free and any(c.type == "wildcard_import" for c in node.children)):
             if absolute:
                 owner.refs.append(_Ref("import", kind="import", target=absolute, lookup=(absolute,)))
             return
@@ -483,8 +549,15 @@ class _Extractor:
             return ref.target, ref.lookup
         if ref.kind in ("self", "super"):
             return self._resolve_member(ref, draft)
-        root, rest = ref.chain[0], ref.chain[1:]
-        dotted = ".".join(ref.chain)
+        chain = ref.chain
+        root = chain[0]
+        bound = self.bindings.get(root)
+        if bound is None and root not in self.top_level:
+            if root in _BUILTINS:
+                return None
+            if ref.via == "decorator":
+                return None  # `@x.setter`, `@app.route`: a local object, not a unit anywhere
+        dotted = ".".join(chain)
         candidates: list[str] = []
         # Decorators and base classes are evaluated in the scope around the definition.
         scope = draft.parent if ref.via in ("decorator", "superclass") else draft
@@ -493,21 +566,13 @@ class _Extractor:
                 candidates.append(f"{scope.identifier}.{dotted}")
             scope = scope.parent
         candidates.append(f"{self.module}.{dotted}")
-        imported = None
-        if root in self.bindings:
-            imported = ".".join((self.bindings[root], *rest))
-            candidates.append(imported)
-        elif root in _BUILTINS and root not in self.top_level:
-            return None
-        elif ref.via == "decorator" and root not in self.top_level:
-            return None  # `@x.setter`, `@app.route`: a local object, not a unit anywhere
-        target = imported or candidates[-1]
-        return target, tuple(dict.fromkeys(candidates))
+        if bound is not None:  # the imported name is the target
+            candidates.append(".".join((bound, *chain[1:])))
+        target = candidates[-1]
+        return target, (target,) if len(candidates) == 1 else tuple(dict.fromkeys(candidates))
 
     def _resolve_member(self, ref: _Ref, draft: _Draft) -> tuple[str, tuple[str, ...]] | None:
-        cls: _Draft | None = draft
-        while cls is not None and cls.type != "class":
-            cls = cls.parent
+        cls = draft.cls
         if cls is None:
             return None
         name = ref.chain[0]
@@ -527,30 +592,42 @@ class _Extractor:
         Each reference is resolved once per file and context: a member call depends on the class
         around it, a name on nothing of the unit unless an enclosing function defines something
         under it (then it is resolved each time)."""
-        cls: _Draft | None = draft
-        while cls is not None and cls.type != "class":
-            cls = cls.parent
-        local = self._local_scope(draft)
-        outer_local = self._local_scope(draft.parent)  # decorators and bases: the scope around
+        refs = draft.refs
+        if not refs:
+            return ()
+        local: bool | None = None  # `_local_scope` of the draft and of its parent, when needed
+        outer_local: bool | None = None
         resolved = self.resolved
-        seen: set[tuple[str, str]] = set()
-        kept: list[Dependency] = []
-        for ref in dict.fromkeys(draft.refs):  # equal references resolve alike
+        kept: dict[tuple[str, str], Dependency] = {}
+        for ref in refs:  # (equal references resolve alike: `kept` holds the first)
             key: object = ref
-            if ref.kind == "self" or ref.kind == "super":
-                key = (ref, id(cls))
-            elif ref.kind == "name" and (outer_local if ref.via in ("decorator", "superclass") else local):
-                key = None
-            dependency = resolved.get(key, _UNRESOLVED) if key is not None else _UNRESOLVED
-            if dependency is _UNRESOLVED:
+            kind = ref.kind
+            if kind == "name":
+                if ref.via == "decorator" or ref.via == "superclass":  # the scope around
+                    if outer_local is None:
+                        outer_local = self._local_scope(draft.parent)
+                    if outer_local:
+                        key = None
+                else:
+                    if local is None:
+                        local = self._local_scope(draft)
+                    if local:
+                        key = None
+            elif kind != "import":  # self, super
+                key = (ref, id(draft.cls))
+            entry = resolved.get(key, _UNRESOLVED) if key is not None else _UNRESOLVED
+            if entry is _UNRESOLVED:
                 found = self._resolve(ref, draft)
-                dependency = Dependency(found[0], ref.via, lookup=found[1]) if found is not None else None
+                if found is not None:
+                    dependency = Dependency(found[0], ref.via, lookup=found[1])
+                    entry = (dependency, (dependency.target, dependency.via))
+                else:
+                    entry = None
                 if key is not None:
-                    resolved[key] = dependency
-            if dependency is not None and (dependency.target, dependency.via) not in seen:
-                seen.add((dependency.target, dependency.via))
-                kept.append(dependency)
-        return tuple(kept)
+                    resolved[key] = entry
+            if entry is not None:
+                kept.setdefault(entry[1], entry[0])
+        return tuple(kept.values())
 
     def _local_scope(self, scope: _Draft | None) -> bool:
         """Whether a function around (or at) `scope` may define what a name means (an identifier
@@ -565,7 +642,11 @@ class _Extractor:
         if draft.type == "module":
             start, end, code = base.file_span(self.source)
         else:
-            start, end, code = base.node_span(draft.node, draft.node, self.source)
+            node = draft.node  # `base.node_span(node, node, source)`, inlined: once per unit
+            start = node.start_point[0] + 1
+            end_row, end_col = node.end_point
+            end = max(start, end_row + 1 if end_col > 0 or end_row == start - 1 else end_row)
+            code = self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
         return Unit(
             identifier=draft.identifier,
             type=draft.type,

@@ -92,7 +92,8 @@ class _Extractor:
         self.module = module_name(file_path)
         self.drafts: list[_Draft] = []
         self.unique = base.UniqueIdentifiers()
-        self.comments = scopes.Comments([], source)
+        self.comments: scopes.Comments  # (set by `run`, with the comments its query finds)
+        self.scope_chains: dict[int, list[_Draft]] = {}  # `_scopes` of each draft (by id), once known
         self.bindings: dict[str, str] = {}  # top-level name → what it stands for (module or path)
         self.containers: dict[str, str] = {}  # container name → identifier (first declaration)
 
@@ -309,8 +310,14 @@ class _Extractor:
                     self._type_reference(base.text(node, self.source), draft)
 
     def _scopes(self, draft: _Draft | None) -> list[_Draft]:
-        """The containers around a unit, innermost first, the module last."""
+        """The containers around a unit, innermost first, the module last (asked once the walk is
+        done, so each draft's chain is listed once)."""
+        key = id(draft)
+        found = self.scope_chains.get(key)
+        if found is not None:
+            return found
         chain: list[_Draft] = []
+        self.scope_chains[key] = chain
         while draft is not None:
             if draft.type not in ("function", "method", "test") or "generic" in draft.metadata:
                 chain.append(draft)
