@@ -39,6 +39,8 @@ _BUILTINS = frozenset(
 )
 # `/v2`-style major-version suffixes are not part of the package name.
 _MAJOR_VERSION = re.compile(r"v\d+\Z")
+# A gopkg.in-style `.v3` suffix is not part of it either.
+_DOT_VERSION = re.compile(r"\.v\d+\Z")
 
 
 # What the declaration walk (`_Extractor._replay`) needs, in one query; capture indexes follow the
@@ -51,11 +53,12 @@ _WALK = """
 (method_declaration receiver: (_) @hidden)
 (qualified_type) @qualified
 (call_expression function: (identifier) @call_name)
-(call_expression function: (selector_expression) @call_selector)
 (selector_expression operand: (identifier) @selector_operand)
+(call_expression function: (selector_expression operand: (identifier) field: (field_identifier) @call_member))
 (type_identifier) @type_name
 """
-_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _CALL_SELECTOR, _SELECTOR_OPERAND, _TYPE_NAME = range(9)
+_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _SELECTOR_OPERAND, _CALL_MEMBER, _TYPE_NAME = range(9)
+# From `_QUALIFIED` on, captures are references (they belong to a unit; the rest open scopes).
 # What a scope holds: code (every reference), an interface method's signature (type names only,
 # qualified ones with their parts), or nothing that counts.
 _BODY, _SIGNATURE, _HIDDEN = range(3)
@@ -75,7 +78,7 @@ def import_name(path: str) -> str:
     if len(segments) > 1 and _MAJOR_VERSION.match(segments[-1]):
         segments.pop()
     last = segments[-1] if segments else path
-    last = re.sub(r"\.v\d+\Z", "", last)
+    last = _DOT_VERSION.sub("", last)
     if last.startswith("go-"):
         last = last[3:]
     return last.replace("-", "_").replace(".", "_")
@@ -110,6 +113,8 @@ class _Extractor:
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.siblings = preorder.Siblings()
+        # Dependencies by (target, via), made once per file (they are frozen).
+        self.edges: dict[tuple[str, str], Dependency] = {}
 
     def run(self) -> FileExtraction:
         tree = base.parse("go", self.source)
@@ -134,12 +139,19 @@ class _Extractor:
         ones and their parts, no calls). Imports, the package clause, a method's receiver and the
         parts of a qualified type are hidden; calls, selectors, qualified types and type names go
         to the innermost unit.
+
+        A call `x.M()` is read from two captures: `x` (as any selector's operand, which adds the
+        import `x` names) and then `M`, the very next capture, which adds the call.
         """
         # Open scopes, outermost first: (node, end byte, owning unit, mode). The innermost one's
         # values are kept in locals; `enter` is asked only when a capture is not plainly inside it.
         stack: list[tuple[Node, int, _Draft | None, int]] = []
         top_end, owner, mode = _NO_END, None, _BODY
         spec_name = -1  # start of the name of the last type spec (never a reference to itself)
+        source = self.source
+        imports = self.imports
+        # The last selector operand: its end, its text and the import path it names (or None).
+        operand_end, operand, operand_path = -1, "", None
         for start, negative_end, kind, node in preorder.captures("go", _WALK, root):
             end = -negative_end
             if start >= top_end or start == end:
@@ -148,24 +160,34 @@ class _Extractor:
                 if index != len(stack) - 1:  # an empty node (a MISSING name) outside the innermost scope
                     _, _, node_owner, node_mode = stack[index] if index >= 0 else (node, 0, None, _BODY)
                     if kind == _TYPE_NAME and node_owner is not None and node_mode != _HIDDEN and start != spec_name:
-                        self._type_reference(node, node_owner)
+                        self._type_reference(source[start:end].decode("utf-8", "replace"), node_owner)
                     continue
             if mode == _HIDDEN:
                 continue
-            if kind == _TYPE_NAME:
-                if owner is not None and start != spec_name:
-                    self._type_reference(node, owner)
-            elif kind == _SELECTOR_OPERAND:
-                if owner is not None and mode == _BODY:
-                    self._import_dep(self.source[start:end].decode("utf-8", "replace"), owner)
-            elif kind == _CALL_NAME:
-                if owner is not None and mode == _BODY:
-                    self._call_name(self.source[start:end].decode("utf-8", "replace"), owner)
-            elif kind == _CALL_SELECTOR:
-                if owner is not None and mode == _BODY:
-                    self._call_selector(node, owner)
-            elif kind == _QUALIFIED:
-                if owner is not None:
+            if kind >= _QUALIFIED:  # a reference: the innermost unit's, if any
+                if owner is None:
+                    continue
+                if kind == _SELECTOR_OPERAND:
+                    if mode == _BODY:
+                        operand = source[start:end].decode("utf-8", "replace")
+                        operand_end, operand_path = end, imports.get(operand)
+                        if operand_path is not None:
+                            owner.deps.append(self._edge(operand_path, "import"))
+                elif kind == _CALL_MEMBER:
+                    if mode == _BODY:
+                        if operand_end < 0 or source[operand_end:start].strip() != b".":  # not plainly `x.M`
+                            operand = base.text(node.parent.child_by_field_name("operand"), source)  # type: ignore[union-attr]
+                            operand_path = imports.get(operand)
+                            if operand_path is not None:
+                                owner.deps.append(self._edge(operand_path, "import"))
+                        self._call_member(operand, operand_path, source[start:end].decode("utf-8", "replace"), owner)
+                elif kind == _TYPE_NAME:
+                    if start != spec_name:
+                        self._type_reference(source[start:end].decode("utf-8", "replace"), owner)
+                elif kind == _CALL_NAME:
+                    if mode == _BODY:
+                        self._call_name(source[start:end].decode("utf-8", "replace"), owner)
+                else:  # a qualified type
                     self._qualified(node, owner, "code_reference")
                     if mode == _BODY:  # an interface method's walk reads the parts too
                         stack.append((node, end, owner, _HIDDEN))
@@ -193,8 +215,12 @@ class _Extractor:
     # -- declarations ----------------------------------------------------------------------
 
     def _imports(self, decl: Node) -> None:
-        for spec in base.walk(decl):
+        # The import specs in pre-order; nothing inside a spec is one (nor is an anonymous node).
+        stack = [decl]
+        while stack:
+            spec = stack.pop()
             if spec.type != "import_spec":
+                stack.extend(reversed(spec.named_children))
                 continue
             path_node = spec.child_by_field_name("path")
             path = base.text(path_node, self.source).strip('"`')
@@ -297,50 +323,44 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _import_dep(self, alias: str, owner: _Draft) -> str | None:
-        path = self.imports.get(alias)
-        if path is not None:
-            owner.deps.append(Dependency(path, "import", lookup=(path,)))
-        return path
+    def _edge(self, target: str, via: str) -> Dependency:
+        """The dependency on `target` (one object per target and file: dependencies are frozen)."""
+        found = self.edges.get((target, via))
+        if found is None:
+            found = self.edges[(target, via)] = Dependency(target, via, lookup=(target,))
+        return found
 
     def _call_name(self, name: str, owner: _Draft) -> None:
         """A call of a plain name (`Func()`): a same-package function unless predeclared."""
         if name not in _BUILTINS:
-            target = f"{self.package}.{name}"
-            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+            owner.deps.append(self._edge(f"{self.package}.{name}", "calls"))
 
-    def _call_selector(self, function: Node, owner: _Draft) -> None:
-        """A call of `x.M()` (given the `x.M`): `pkg.Func()` of an import, or `recv.M()`."""
-        operand = function.child_by_field_name("operand")
-        if operand is None or operand.type != "identifier":
-            return
-        member = base.text(function.child_by_field_name("field"), self.source)
-        qualifier = base.text(operand, self.source)
-        path = self._import_dep(qualifier, owner)
+    def _call_member(self, qualifier: str, path: str | None, member: str, owner: _Draft) -> None:
+        """A call of `x.M()`: `pkg.Func()` of an import (`path`), or `recv.M()`."""
         if path is not None:
-            owner.deps.append(Dependency(f"{path}.{member}", "calls", lookup=(f"{path}.{member}",)))
+            owner.deps.append(self._edge(f"{path}.{member}", "calls"))
         elif owner.receiver_name and qualifier == owner.receiver_name:
-            target = f"{self.package}.{owner.receiver_type}.{member}"
-            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+            owner.deps.append(self._edge(f"{self.package}.{owner.receiver_type}.{member}", "calls"))
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
         package = node.child_by_field_name("package")
         name = base.text(node.child_by_field_name("name"), self.source)
-        path = self._import_dep(base.text(package, self.source), owner)
+        path = self.imports.get(base.text(package, self.source))
         if path is not None:
-            owner.deps.append(Dependency(f"{path}.{name}", via, lookup=(f"{path}.{name}",)))
+            owner.deps.append(self._edge(path, "import"))
+            owner.deps.append(self._edge(f"{path}.{name}", via))
 
-    def _type_reference(self, node: Node, owner: _Draft) -> None:
+    def _type_reference(self, name: str, owner: _Draft) -> None:
         """A type name (never a spec's own name: `_replay` leaves those out)."""
-        name = base.text(node, self.source)
-        if name in _BUILTINS or name in owner.type_params:
-            return
-        target = f"{self.package}.{name}"
-        owner.deps.append(Dependency(target, "code_reference", lookup=(target,)))
+        if name not in _BUILTINS and name not in owner.type_params:
+            owner.deps.append(self._edge(f"{self.package}.{name}", "code_reference"))
 
     def _freeze(self, draft: _Draft) -> Unit:
         start, end = base.line_range(draft.node)
-        deps = [d for d in draft.deps if d.target != draft.identifier]
+        # One object per (target, via) in a file (`_edge`): de-duplicating by identity keeps the
+        # first of each, as `base.dedupe_dependencies` would.
+        identifier = draft.identifier
+        deps = tuple(d for d in {id(d): d for d in draft.deps}.values() if d.target != identifier)
         return Unit(
             identifier=draft.identifier,
             type=draft.type,
@@ -354,7 +374,7 @@ class _Extractor:
             docstring=draft.docstring,
             parent=draft.parent,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies(deps),
+            dependencies=deps,
         )
 
 
