@@ -54,14 +54,17 @@ _WALK = """
 (qualified_type) @qualified
 (call_expression function: (identifier) @call_name)
 (selector_expression operand: (identifier) @selector_operand)
-(call_expression function: (selector_expression operand: (identifier) field: (field_identifier) @call_member))
 (type_identifier) @type_name
 """
-_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _SELECTOR_OPERAND, _CALL_MEMBER, _TYPE_NAME = range(9)
+_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _SELECTOR_OPERAND, _TYPE_NAME = range(8)
 # From `_QUALIFIED` on, captures are references (they belong to a unit; the rest open scopes).
 # What a scope holds: code (every reference), an interface method's signature (type names only,
 # qualified ones with their parts), or nothing that counts.
 _BODY, _SIGNATURE, _HIDDEN = range(3)
+# `.M` right after a selector's operand and the byte after it (`_called_member`); after these bytes
+# (space, a comment, type arguments, a call's arguments on) only the tree can tell whether it is called.
+_MEMBER = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)([^A-Za-z0-9_\x80-\xff]|\Z)")
+_UNDECIDED = frozenset({b" ", b"\t", b"\r", b"\n", b"/", b"[", b""})
 _NO_END = 1 << 62  # the end of no scope
 _COMMENT = frozenset({"comment"})
 
@@ -140,8 +143,8 @@ class _Extractor:
         parts of a qualified type are hidden; calls, selectors, qualified types and type names go
         to the innermost unit.
 
-        A call `x.M()` is read from two captures: `x` (as any selector's operand, which adds the
-        import `x` names) and then `M`, the very next capture, which adds the call.
+        A call `x.M()` is read from the capture of `x` (as any selector's operand, which adds the
+        import `x` names): `_called_member` says whether its selector is called.
         """
         # Open scopes, outermost first: (node, end byte, owning unit, mode). The innermost one's
         # values are kept in locals; `enter` is asked only when a capture is not plainly inside it.
@@ -150,8 +153,7 @@ class _Extractor:
         spec_name = -1  # start of the name of the last type spec (never a reference to itself)
         source = self.source
         imports = self.imports
-        # The last selector operand: its end, its text and the import path it names (or None).
-        operand_end, operand, operand_path = -1, "", None
+        plain = not root.has_error  # whether a call may be told from the text after it (`_called_member`)
         for start, negative_end, kind, node in preorder.captures("go", _WALK, root):
             end = -negative_end
             if start >= top_end or start == end:
@@ -170,17 +172,17 @@ class _Extractor:
                 if kind == _SELECTOR_OPERAND:
                     if mode == _BODY:
                         operand = source[start:end].decode("utf-8", "replace")
-                        operand_end, operand_path = end, imports.get(operand)
-                        if operand_path is not None:
-                            owner.deps.append(self._edge(operand_path, "import"))
-                elif kind == _CALL_MEMBER:
-                    if mode == _BODY:
-                        if operand_end < 0 or source[operand_end:start].strip() != b".":  # not plainly `x.M`
-                            operand = base.text(node.parent.child_by_field_name("operand"), source)  # type: ignore[union-attr]
-                            operand_path = imports.get(operand)
-                            if operand_path is not None:
-                                owner.deps.append(self._edge(operand_path, "import"))
-                        self._call_member(operand, operand_path, source[start:end].decode("utf-8", "replace"), owner)
+                        path = imports.get(operand)
+                        if path is not None:
+                            owner.deps.append(self._edge(path, "import"))
+                            member = self._called_member(node, end, plain)
+                            if member is not None:
+                                owner.deps.append(self._edge(f"{path}.{member}", "calls"))
+                        elif owner.receiver_name and operand == owner.receiver_name:
+                            member = self._called_member(node, end, plain)
+                            if member is not None:
+                                target = f"{self.package}.{owner.receiver_type}.{member}"
+                                owner.deps.append(self._edge(target, "calls"))
                 elif kind == _TYPE_NAME:
                     if start != spec_name:
                         self._type_reference(source[start:end].decode("utf-8", "replace"), owner)
@@ -335,12 +337,25 @@ class _Extractor:
         if name not in _BUILTINS:
             owner.deps.append(self._edge(f"{self.package}.{name}", "calls"))
 
-    def _call_member(self, qualifier: str, path: str | None, member: str, owner: _Draft) -> None:
-        """A call of `x.M()`: `pkg.Func()` of an import (`path`), or `recv.M()`."""
-        if path is not None:
-            owner.deps.append(self._edge(f"{path}.{member}", "calls"))
-        elif owner.receiver_name and qualifier == owner.receiver_name:
-            owner.deps.append(self._edge(f"{self.package}.{owner.receiver_type}.{member}", "calls"))
+    def _called_member(self, operand: Node, operand_end: int, plain: bool) -> str | None:
+        """`M` when the selector `x.M` whose operand is `operand` is the function of a call, else None.
+
+        In a tree without errors, `x.M(` (nothing in between) is a call and `x.M` followed by
+        anything but a space, a comment, `(` or `[` is not; other cases ask the tree.
+        """
+        if plain:
+            match = _MEMBER.match(self.source, operand_end)
+            if match is not None:
+                following = match[2]
+                if following == b"(":
+                    return match[1].decode()
+                if following not in _UNDECIDED:
+                    return None
+        selector = operand.parent
+        call = selector.parent if selector is not None else None
+        if selector is None or call is None or call.type != "call_expression" or call.child_by_field_name("function") != selector:
+            return None
+        return base.text(selector.child_by_field_name("field"), self.source)
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
         package = node.child_by_field_name("package")
