@@ -190,8 +190,9 @@ class _Extractor:
         if name_node is None:
             return
         name = base.text(name_node, self.source)
-        is_static = any(c.type == "static" for c in node.children)
-        wildcard = any(c.type == "asterisk" for c in node.children)
+        kinds = {c.type for c in node.children}
+        is_static = "static" in kinds
+        wildcard = "asterisk" in kinds
         if wildcard:
             if not is_static:
                 self.wildcards.append(name)

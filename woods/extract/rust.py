@@ -538,7 +538,13 @@ class _Extractor:
         function = node.child_by_field_name("function")
         if function is None:
             return
-        if function.type == "field_expression":
+        kind = function.type
+        if kind == "identifier":  # `f()`: `_path_segments` of a plain name
+            name = base.text(function, self.source)
+            if name not in _PRELUDE:
+                owner.refs.append(("calls", (name,), ctx))
+            return
+        if kind == "field_expression":
             receiver = function.child_by_field_name("value")
             if receiver is not None and receiver.type == "self" and ctx.self_type is not None:
                 name = base.text(function.child_by_field_name("field"), self.source)
@@ -651,7 +657,7 @@ class _Extractor:
             docstring=draft.docstring,
             parent=draft.parent,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies(d for d in deps if d.target != draft.identifier),
+            dependencies=base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]),
         )
 
 
