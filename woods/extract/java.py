@@ -357,11 +357,16 @@ class _Extractor:
     def _call(self, node: Node, owner: _Draft) -> None:
         name = base.text(node.child_by_field_name("name"), self.source)
         obj = node.child_by_field_name("object")
-        if obj is None or obj.type == "this":
-            owner.refs.append(("own_call" if obj is not None else "bare_call", "calls", name))
-        elif obj.type in ("identifier", "field_access", "scoped_identifier"):
-            dotted = "".join(base.text(obj, self.source).split())
-            if dotted[:1].isupper():  # else a variable or a field, never a type (`_resolve`)
+        if obj is None:
+            owner.refs.append(("bare_call", "calls", name))
+            return
+        kind = obj.type
+        if kind == "this":
+            owner.refs.append(("own_call", "calls", name))
+        elif kind in ("identifier", "field_access", "scoped_identifier"):
+            written = base.text(obj, self.source)  # starts with no whitespace: `dotted` starts alike
+            if written[:1].isupper():  # else a variable or a field, never a type (`_resolve`)
+                dotted = "".join(written.split())
                 owner.refs.append(("static_call", "calls", dotted + "#" + name))
 
     def _resolve(self, kind: str, via: str, spelled: str, scope: _Draft | None) -> tuple[Dependency | None, str | None]:
