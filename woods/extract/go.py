@@ -61,8 +61,9 @@ _FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _SELECTOR_
 # What a scope holds: code (every reference), an interface method's signature (type names only,
 # qualified ones with their parts), or nothing that counts.
 _BODY, _SIGNATURE, _HIDDEN = range(3)
-# `.M` right after a selector's operand and the byte after it (`_called_member`); after these bytes
-# (space, a comment, type arguments, a call's arguments on) only the tree can tell whether it is called.
+# `.M` right after a selector's operand, and the byte after it (`_called_member`). After the bytes
+# of `_UNDECIDED` (white space, a comment's `/`, type arguments' `[`, the end of the file) only the
+# tree can tell whether `x.M` is called.
 _MEMBER = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)([^A-Za-z0-9_\x80-\xff]|\Z)")
 _UNDECIDED = frozenset({b" ", b"\t", b"\r", b"\n", b"/", b"[", b""})
 _NO_END = 1 << 62  # the end of no scope
@@ -358,9 +359,12 @@ class _Extractor:
         return base.text(selector.child_by_field_name("field"), self.source)
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
-        package = node.child_by_field_name("package")
-        name = base.text(node.child_by_field_name("name"), self.source)
-        path = self.imports.get(base.text(package, self.source))
+        # `pkg.Name` with nothing in between splits at its dot; anything else asks the tree.
+        package, _, name = base.text(node, self.source).partition(".")
+        if not (package.isidentifier() and name.isidentifier()):
+            package = base.text(node.child_by_field_name("package"), self.source)
+            name = base.text(node.child_by_field_name("name"), self.source)
+        path = self.imports.get(package)
         if path is not None:
             owner.deps.append(self._edge(path, "import"))
             owner.deps.append(self._edge(f"{path}.{name}", via))
