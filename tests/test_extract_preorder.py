@@ -206,18 +206,33 @@ class _GoReference(go._Extractor):
         if function is not None and function.type == "identifier":
             self._call_name(base.text(function, self.source), owner)
         elif function is not None and function.type == "selector_expression":
-            self._call_selector(function, owner)
+            operand = function.child_by_field_name("operand")
+            if operand is None or operand.type != "identifier":
+                return
+            member = base.text(function.child_by_field_name("field"), self.source)
+            qualifier = base.text(operand, self.source)
+            path = self._import_dep(qualifier, owner)
+            if path is not None:
+                owner.deps.append(self._edge(f"{path}.{member}", "calls"))
+            elif owner.receiver_name and qualifier == owner.receiver_name:
+                owner.deps.append(self._edge(f"{self.package}.{owner.receiver_type}.{member}", "calls"))
 
     def _selector(self, node: Node, owner: go._Draft) -> None:
         operand = node.child_by_field_name("operand")
         if operand is not None and operand.type == "identifier":
             self._import_dep(base.text(operand, self.source), owner)
 
+    def _import_dep(self, alias: str, owner: go._Draft) -> str | None:
+        path = self.imports.get(alias)
+        if path is not None:
+            owner.deps.append(self._edge(path, "import"))
+        return path
+
     def _reference(self, node: Node, owner: go._Draft) -> None:
         parent = node.parent
         if parent is not None and parent.type in ("type_spec", "type_alias") and parent.child_by_field_name("name") == node:
             return
-        self._type_reference(node, owner)
+        self._type_reference(base.text(node, self.source), owner)
 
 
 class _JavaReference(java._Extractor):

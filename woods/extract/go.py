@@ -39,6 +39,8 @@ _BUILTINS = frozenset(
 )
 # `/v2`-style major-version suffixes are not part of the package name.
 _MAJOR_VERSION = re.compile(r"v\d+\Z")
+# A gopkg.in-style `.v3` suffix is not part of it either.
+_DOT_VERSION = re.compile(r"\.v\d+\Z")
 
 
 # What the declaration walk (`_Extractor._replay`) needs, in one query; capture indexes follow the
@@ -51,14 +53,19 @@ _WALK = """
 (method_declaration receiver: (_) @hidden)
 (qualified_type) @qualified
 (call_expression function: (identifier) @call_name)
-(call_expression function: (selector_expression) @call_selector)
 (selector_expression operand: (identifier) @selector_operand)
 (type_identifier) @type_name
 """
-_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _CALL_SELECTOR, _SELECTOR_OPERAND, _TYPE_NAME = range(9)
+_FUNCTION, _TYPE, _METHOD_ELEM, _HIDDEN_KIND, _QUALIFIED, _CALL_NAME, _SELECTOR_OPERAND, _TYPE_NAME = range(8)
+# From `_QUALIFIED` on, captures are references (they belong to a unit; the rest open scopes).
 # What a scope holds: code (every reference), an interface method's signature (type names only,
 # qualified ones with their parts), or nothing that counts.
 _BODY, _SIGNATURE, _HIDDEN = range(3)
+# `.M` right after a selector's operand, and the byte after it (`_called_member`). After the bytes
+# of `_UNDECIDED` (white space, a comment's `/`, type arguments' `[`, the end of the file) only the
+# tree can tell whether `x.M` is called.
+_MEMBER = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)([^A-Za-z0-9_\x80-\xff]|\Z)")
+_UNDECIDED = frozenset({b" ", b"\t", b"\r", b"\n", b"/", b"[", b""})
 _NO_END = 1 << 62  # the end of no scope
 _COMMENT = frozenset({"comment"})
 
@@ -75,7 +82,7 @@ def import_name(path: str) -> str:
     if len(segments) > 1 and _MAJOR_VERSION.match(segments[-1]):
         segments.pop()
     last = segments[-1] if segments else path
-    last = re.sub(r"\.v\d+\Z", "", last)
+    last = _DOT_VERSION.sub("", last)
     if last.startswith("go-"):
         last = last[3:]
     return last.replace("-", "_").replace(".", "_")
@@ -110,6 +117,8 @@ class _Extractor:
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.siblings = preorder.Siblings()
+        # Dependencies by (target, via), made once per file (they are frozen).
+        self.edges: dict[tuple[str, str], Dependency] = {}
 
     def run(self) -> FileExtraction:
         tree = base.parse("go", self.source)
@@ -134,12 +143,18 @@ class _Extractor:
         ones and their parts, no calls). Imports, the package clause, a method's receiver and the
         parts of a qualified type are hidden; calls, selectors, qualified types and type names go
         to the innermost unit.
+
+        A call `x.M()` is read from the capture of `x` (as any selector's operand, which adds the
+        import `x` names): `_called_member` says whether its selector is called.
         """
         # Open scopes, outermost first: (node, end byte, owning unit, mode). The innermost one's
         # values are kept in locals; `enter` is asked only when a capture is not plainly inside it.
         stack: list[tuple[Node, int, _Draft | None, int]] = []
         top_end, owner, mode = _NO_END, None, _BODY
         spec_name = -1  # start of the name of the last type spec (never a reference to itself)
+        source = self.source
+        imports = self.imports
+        plain = not root.has_error  # whether a call may be told from the text after it (`_called_member`)
         for start, negative_end, kind, node in preorder.captures("go", _WALK, root):
             end = -negative_end
             if start >= top_end or start == end:
@@ -148,24 +163,34 @@ class _Extractor:
                 if index != len(stack) - 1:  # an empty node (a MISSING name) outside the innermost scope
                     _, _, node_owner, node_mode = stack[index] if index >= 0 else (node, 0, None, _BODY)
                     if kind == _TYPE_NAME and node_owner is not None and node_mode != _HIDDEN and start != spec_name:
-                        self._type_reference(node, node_owner)
+                        self._type_reference(source[start:end].decode("utf-8", "replace"), node_owner)
                     continue
             if mode == _HIDDEN:
                 continue
-            if kind == _TYPE_NAME:
-                if owner is not None and start != spec_name:
-                    self._type_reference(node, owner)
-            elif kind == _SELECTOR_OPERAND:
-                if owner is not None and mode == _BODY:
-                    self._import_dep(self.source[start:end].decode("utf-8", "replace"), owner)
-            elif kind == _CALL_NAME:
-                if owner is not None and mode == _BODY:
-                    self._call_name(self.source[start:end].decode("utf-8", "replace"), owner)
-            elif kind == _CALL_SELECTOR:
-                if owner is not None and mode == _BODY:
-                    self._call_selector(node, owner)
-            elif kind == _QUALIFIED:
-                if owner is not None:
+            if kind >= _QUALIFIED:  # a reference: the innermost unit's, if any
+                if owner is None:
+                    continue
+                if kind == _SELECTOR_OPERAND:
+                    if mode == _BODY:
+                        operand = source[start:end].decode("utf-8", "replace")
+                        path = imports.get(operand)
+                        if path is not None:
+                            owner.deps.append(self._edge(path, "import"))
+                            member = self._called_member(node, end, plain)
+                            if member is not None:
+                                owner.deps.append(self._edge(f"{path}.{member}", "calls"))
+                        elif owner.receiver_name and operand == owner.receiver_name:
+                            member = self._called_member(node, end, plain)
+                            if member is not None:
+                                target = f"{self.package}.{owner.receiver_type}.{member}"
+                                owner.deps.append(self._edge(target, "calls"))
+                elif kind == _TYPE_NAME:
+                    if start != spec_name:
+                        self._type_reference(source[start:end].decode("utf-8", "replace"), owner)
+                elif kind == _CALL_NAME:
+                    if mode == _BODY:
+                        self._call_name(source[start:end].decode("utf-8", "replace"), owner)
+                else:  # a qualified type
                     self._qualified(node, owner, "code_reference")
                     if mode == _BODY:  # an interface method's walk reads the parts too
                         stack.append((node, end, owner, _HIDDEN))
@@ -193,8 +218,12 @@ class _Extractor:
     # -- declarations ----------------------------------------------------------------------
 
     def _imports(self, decl: Node) -> None:
-        for spec in base.walk(decl):
+        # The import specs in pre-order; nothing inside a spec is one (nor is an anonymous node).
+        stack = [decl]
+        while stack:
+            spec = stack.pop()
             if spec.type != "import_spec":
+                stack.extend(reversed(spec.named_children))
                 continue
             path_node = spec.child_by_field_name("path")
             path = base.text(path_node, self.source).strip('"`')
@@ -297,50 +326,60 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _import_dep(self, alias: str, owner: _Draft) -> str | None:
-        path = self.imports.get(alias)
-        if path is not None:
-            owner.deps.append(Dependency(path, "import", lookup=(path,)))
-        return path
+    def _edge(self, target: str, via: str) -> Dependency:
+        """The dependency on `target` (one object per target and file: dependencies are frozen)."""
+        found = self.edges.get((target, via))
+        if found is None:
+            found = self.edges[(target, via)] = Dependency(target, via, lookup=(target,))
+        return found
 
     def _call_name(self, name: str, owner: _Draft) -> None:
         """A call of a plain name (`Func()`): a same-package function unless predeclared."""
         if name not in _BUILTINS:
-            target = f"{self.package}.{name}"
-            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+            owner.deps.append(self._edge(f"{self.package}.{name}", "calls"))
 
-    def _call_selector(self, function: Node, owner: _Draft) -> None:
-        """A call of `x.M()` (given the `x.M`): `pkg.Func()` of an import, or `recv.M()`."""
-        operand = function.child_by_field_name("operand")
-        if operand is None or operand.type != "identifier":
-            return
-        member = base.text(function.child_by_field_name("field"), self.source)
-        qualifier = base.text(operand, self.source)
-        path = self._import_dep(qualifier, owner)
-        if path is not None:
-            owner.deps.append(Dependency(f"{path}.{member}", "calls", lookup=(f"{path}.{member}",)))
-        elif owner.receiver_name and qualifier == owner.receiver_name:
-            target = f"{self.package}.{owner.receiver_type}.{member}"
-            owner.deps.append(Dependency(target, "calls", lookup=(target,)))
+    def _called_member(self, operand: Node, operand_end: int, plain: bool) -> str | None:
+        """`M` when the selector `x.M` whose operand is `operand` is the function of a call, else None.
+
+        In a tree without errors, `x.M(` (nothing in between) is a call and `x.M` followed by
+        anything but a space, a comment, `(` or `[` is not; other cases ask the tree.
+        """
+        if plain:
+            match = _MEMBER.match(self.source, operand_end)
+            if match is not None:
+                following = match[2]
+                if following == b"(":
+                    return match[1].decode()
+                if following not in _UNDECIDED:
+                    return None
+        selector = operand.parent
+        call = selector.parent if selector is not None else None
+        if selector is None or call is None or call.type != "call_expression" or call.child_by_field_name("function") != selector:
+            return None
+        return base.text(selector.child_by_field_name("field"), self.source)
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
-        package = node.child_by_field_name("package")
-        name = base.text(node.child_by_field_name("name"), self.source)
-        path = self._import_dep(base.text(package, self.source), owner)
+        # `pkg.Name` with nothing in between splits at its dot; anything else asks the tree.
+        package, _, name = base.text(node, self.source).partition(".")
+        if not (package.isidentifier() and name.isidentifier()):
+            package = base.text(node.child_by_field_name("package"), self.source)
+            name = base.text(node.child_by_field_name("name"), self.source)
+        path = self.imports.get(package)
         if path is not None:
-            owner.deps.append(Dependency(f"{path}.{name}", via, lookup=(f"{path}.{name}",)))
+            owner.deps.append(self._edge(path, "import"))
+            owner.deps.append(self._edge(f"{path}.{name}", via))
 
-    def _type_reference(self, node: Node, owner: _Draft) -> None:
+    def _type_reference(self, name: str, owner: _Draft) -> None:
         """A type name (never a spec's own name: `_replay` leaves those out)."""
-        name = base.text(node, self.source)
-        if name in _BUILTINS or name in owner.type_params:
-            return
-        target = f"{self.package}.{name}"
-        owner.deps.append(Dependency(target, "code_reference", lookup=(target,)))
+        if name not in _BUILTINS and name not in owner.type_params:
+            owner.deps.append(self._edge(f"{self.package}.{name}", "code_reference"))
 
     def _freeze(self, draft: _Draft) -> Unit:
         start, end = base.line_range(draft.node)
-        deps = [d for d in draft.deps if d.target != draft.identifier]
+        # One object per (target, via) in a file (`_edge`): de-duplicating by identity keeps the
+        # first of each, as `base.dedupe_dependencies` would.
+        identifier = draft.identifier
+        deps = tuple(d for d in {id(d): d for d in draft.deps}.values() if d.target != identifier)
         return Unit(
             identifier=draft.identifier,
             type=draft.type,
@@ -354,7 +393,7 @@ class _Extractor:
             docstring=draft.docstring,
             parent=draft.parent,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies(deps),
+            dependencies=deps,
         )
 
 

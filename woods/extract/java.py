@@ -51,7 +51,6 @@ _TYPE_DECLARATIONS = {
     "annotation_type_declaration": "interface",
 }
 _CALLABLES = frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"})
-_UNRESOLVED = Dependency("", "")  # a cache miss (`_Extractor.resolved`)
 _TYPE_UNITS = frozenset(_TYPE_DECLARATIONS.values())
 
 # What the declaration walk (`_Extractor._replay`) needs, in one query; capture indexes follow the
@@ -115,9 +114,9 @@ class _Extractor:
         self.drafts: list[_Draft] = []
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.identifiers: set[str] = set()
-        # Resolved type references and static calls by (kind, via, spelling, enclosing type's id):
-        # the result depends on nothing else once the owner's type parameters are ruled out.
-        self.resolved: dict[tuple[str, str, str, int], Dependency] = {}
+        # Resolved references by the id of their enclosing type, then (kind, via, spelling):
+        # `_resolve`'s answer, which depends on nothing else (type parameters aside).
+        self.resolved: dict[int, dict[tuple[str, str, str], tuple[Dependency | None, str | None]]] = {}
         self.siblings = preorder.Siblings()
 
     def run(self) -> FileExtraction:
@@ -191,8 +190,9 @@ class _Extractor:
         if name_node is None:
             return
         name = base.text(name_node, self.source)
-        is_static = any(c.type == "static" for c in node.children)
-        wildcard = any(c.type == "asterisk" for c in node.children)
+        kinds = {c.type for c in node.children}
+        is_static = "static" in kinds
+        wildcard = "asterisk" in kinds
         if wildcard:
             if not is_static:
                 self.wildcards.append(name)
@@ -325,14 +325,13 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _candidates(self, dotted: str, owner: _Draft) -> list[str]:
-        """Qualified names a written type name may mean, in Java's lookup order."""
+    def _candidates(self, dotted: str, scope: _Draft | None) -> list[str]:
+        """Qualified names a written type name may mean inside the type `scope`, in Java's lookup order."""
         root, _, rest = dotted.partition(".")
         if rest and root[:1].islower():
             return [dotted]  # already fully qualified (`java.io.Serializable`)
         tail = f".{rest}" if rest else ""
         out: list[str] = []
-        scope = self._enclosing_type(owner)
         while scope is not None:  # member types of enclosing types first (when this file has them)
             if f"{scope.identifier}.{dotted}" in self.identifiers:
                 out.append(f"{scope.identifier}.{dotted}")
@@ -343,20 +342,6 @@ class _Extractor:
         out.append(f"{self.package}.{dotted}" if self.package else dotted)
         out.extend(f"{w}.{dotted}" for w in self.wildcards)
         return list(dict.fromkeys(out))
-
-    def _reference(self, dotted: str, owner: _Draft, via: str) -> Dependency | None:
-        if "<" in dotted or "@" in dotted:
-            return None
-        root = dotted.partition(".")[0]
-        if root in owner.type_params or (root in _JAVA_LANG and root not in self.declared):
-            return None
-        scope = self._enclosing_type(owner)
-        key = ("type", via, dotted, id(scope))
-        found = self.resolved.get(key, _UNRESOLVED)
-        if found is _UNRESOLVED:
-            candidates = self._candidates(dotted, owner)
-            found = self.resolved[key] = Dependency(self._preferred(dotted, candidates), via, lookup=tuple(candidates))
-        return found
 
     def _preferred(self, dotted: str, candidates: list[str]) -> str:
         root, _, rest = dotted.partition(".")
@@ -372,44 +357,74 @@ class _Extractor:
     def _call(self, node: Node, owner: _Draft) -> None:
         name = base.text(node.child_by_field_name("name"), self.source)
         obj = node.child_by_field_name("object")
-        if obj is None or obj.type == "this":
-            owner.refs.append(("own_call" if obj is not None else "bare_call", "calls", name))
-        elif obj.type in ("identifier", "field_access", "scoped_identifier"):
-            dotted = "".join(base.text(obj, self.source).split())
-            if dotted[:1].isupper():  # else a variable or a field, never a type (`_resolve`)
+        if obj is None:
+            owner.refs.append(("bare_call", "calls", name))
+            return
+        kind = obj.type
+        if kind == "this":
+            owner.refs.append(("own_call", "calls", name))
+        elif kind in ("identifier", "field_access", "scoped_identifier"):
+            written = base.text(obj, self.source)  # starts with no whitespace: `dotted` starts alike
+            if written[:1].isupper():  # else a variable or a field, never a type (`_resolve`)
+                dotted = "".join(written.split())
                 owner.refs.append(("static_call", "calls", dotted + "#" + name))
 
-    def _resolve(self, kind: str, via: str, spelled: str, owner: _Draft) -> Dependency | None:
+    def _resolve(self, kind: str, via: str, spelled: str, scope: _Draft | None) -> tuple[Dependency | None, str | None]:
+        """The dependency a reference inside the type `scope` means (None when it names no
+        project code), and the name that would make it a type parameter's instead (None when
+        none can): what a reference means depends on nothing else once every unit is known."""
         if kind == "type":
-            return self._reference(spelled, owner, via)
+            if "<" in spelled or "@" in spelled:
+                return None, None
+            root = spelled.partition(".")[0]
+            if root in _JAVA_LANG and root not in self.declared:
+                return None, None
+            candidates = self._candidates(spelled, scope)
+            return Dependency(self._preferred(spelled, candidates), via, lookup=tuple(candidates)), root
         if kind == "static_call":
             dotted, _, name = spelled.partition("#")
             root = dotted.partition(".")[0]
-            if not root[:1].isupper() or root in owner.type_params or root in _JAVA_LANG:
-                return None  # a variable or a field, not a type
-            key = (kind, via, spelled, id(self._enclosing_type(owner)))
-            found = self.resolved.get(key, _UNRESOLVED)
-            if found is _UNRESOLVED:
-                candidates = [f"{c}#{name}" for c in self._candidates(dotted, owner)]
-                found = self.resolved[key] = Dependency(
-                    f"{self._preferred(dotted, candidates)}#{name}", via, lookup=tuple(candidates)
-                )
-            return found
+            if not root[:1].isupper() or root in _JAVA_LANG:
+                return None, None  # a variable or a field, not a type
+            candidates = [f"{c}#{name}" for c in self._candidates(dotted, scope)]
+            return Dependency(f"{self._preferred(dotted, candidates)}#{name}", via, lookup=tuple(candidates)), root
         if kind == "bare_call" and spelled in self.static_imports:
             target = f"{self.static_imports[spelled]}#{spelled}"
-            return Dependency(target, via, lookup=(target,))
-        cls = self._enclosing_type(owner)
-        if cls is None:
-            return None
-        known = cls.members.get(spelled) or [f"{cls.identifier}#{spelled}"]
-        return Dependency(known[0], via, lookup=tuple(known))
+            return Dependency(target, via, lookup=(target,)), None
+        if scope is None:
+            return None, None
+        known = scope.members.get(spelled) or [f"{scope.identifier}#{spelled}"]
+        return Dependency(known[0], via, lookup=tuple(known)), None
 
     def _freeze(self, draft: _Draft) -> Unit:
         start, end = base.line_range(draft.node)
+        scope = self._enclosing_type(draft)
+        resolved = self.resolved.get(id(scope))
+        if resolved is None:
+            resolved = self.resolved[id(scope)] = {}
+        type_params = draft.type_params
+        identifier = draft.identifier
+        seen: set[tuple[str, str]] = set()
+        deps: list[Dependency] = []
+        for dep in draft.deps:
+            key = (dep.target, dep.via)
+            if key not in seen and dep.target != identifier:
+                seen.add(key)
+                deps.append(dep)
         # A repeated reference resolves to the same dependency, which de-duplication drops anyway.
-        deps = draft.deps + [self._resolve(kind, via, spelled, draft) for kind, via, spelled in dict.fromkeys(draft.refs)]
+        for ref in dict.fromkeys(draft.refs):
+            found = resolved.get(ref)
+            if found is None:
+                found = resolved[ref] = self._resolve(*ref, scope)
+            resolved_dep, root = found
+            if resolved_dep is None or (root is not None and root in type_params):
+                continue
+            key = (resolved_dep.target, resolved_dep.via)
+            if key not in seen and resolved_dep.target != identifier:
+                seen.add(key)
+                deps.append(resolved_dep)
         return Unit(
-            identifier=draft.identifier,
+            identifier=identifier,
             type=draft.type,
             language=LANGUAGE,
             file_path=self.file_path,
@@ -421,7 +436,7 @@ class _Extractor:
             docstring=draft.docstring,
             parent=draft.parent.identifier if draft.parent is not None else None,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies(d for d in deps if d is not None and d.target != draft.identifier),
+            dependencies=tuple(deps),
         )
 
 

@@ -97,7 +97,8 @@ class Siblings:
     def __init__(self) -> None:
         self._by_parent: dict[int, tuple[list[Node], dict[int, int]]] = {}
 
-    def _place(self, node: Node) -> tuple[list[Node], int]:
+    def place(self, node: Node) -> tuple[list[Node], int]:
+        """The children of `node`'s parent (`[node]` at the root) and `node`'s index among them."""
         parent = node.parent
         if parent is None:
             return [node], 0
@@ -109,12 +110,12 @@ class Siblings:
         return entry[0], entry[1][node.id]
 
     def before(self, node: Node) -> Iterator[Node]:
-        children, index = self._place(node)
+        children, index = self.place(node)
         for position in range(index - 1, -1, -1):
             yield children[position]
 
     def after(self, node: Node) -> Iterator[Node]:
-        children, index = self._place(node)
+        children, index = self.place(node)
         for position in range(index + 1, len(children)):
             yield children[position]
 

@@ -145,10 +145,21 @@ _FUNCTION, _ITEM, _MOD, _IMPL, _BODY, _USE, _HIDDEN_KIND, _NAMED, _CALL, _SCOPED
 # `impl` or `mod` (which is code again).
 _CODE, _HIDDEN, _OPENS_BODY = range(3)
 _NO_END = 1 << 62  # the end of no scope
+_UNRESOLVED = Dependency("", "")  # a cache miss (`_Extractor._freeze`)
 # Prelude names (enum variants, std constructors) a call never resolves to in project code.
 _PRELUDE = frozenset({"Ok", "Err", "Some", "None", "Box", "Vec", "String", "drop", "Default", "Option"})
 # First path segments that name the standard library, kept as written.
 _STD_CRATES = frozenset({"std", "core", "alloc"})
+
+
+def _separators(identifier: str) -> list[int]:
+    """Where each `::` of `identifier` starts."""
+    found: list[int] = []
+    index = identifier.find("::")
+    while index >= 0:
+        found.append(index)
+        index = identifier.find("::", index + 2)
+    return found
 
 
 def module_path(file_path: str) -> str:
@@ -215,19 +226,21 @@ def _path_segments(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     return tuple(reversed(parts)) if parts else None
 
 
-def _leading_docs(node: Node, source: bytes, siblings: preorder.Siblings) -> str | None:
-    """Comments directly above an item, across its `#[…]` attributes."""
+def _leading_docs(siblings: list[Node], index: int, source: bytes) -> str | None:
+    """Comments directly above the item `siblings[index]`, across its `#[…]` attributes."""
     lines: list[str] = []
-    expected = node.start_point[0]
-    for current in siblings.before(node):
+    expected = siblings[index].start_point[0]
+    for position in range(index - 1, -1, -1):
+        current = siblings[position]
         if current.end_point[0] < expected - 1:
             break
-        if current.type in _COMMENTS:
+        kind = current.type
+        if kind in _COMMENTS:
             raw = base.text(current, source).rstrip("\n")
             if raw.startswith(("//!", "/*!")):  # an inner doc comment documents the enclosing module
                 break
             lines.insert(0, raw)
-        elif current.type != "attribute_item":
+        elif kind != "attribute_item":
             break
         expected = current.start_point[0]
     return base.clean_comment("\n".join(lines)) if lines else None
@@ -248,6 +261,9 @@ class _Extractor:
         self.impls: list[tuple[str, tuple[str, ...], _Ctx, _Draft]] = []
         self.child_mods: dict[str, set[str]] = {}  # module path → names of its `mod x` items
         self.siblings = preorder.Siblings()
+        self.enclosing: set[str] = set()
+        # Resolved references by (via, path, module, `Self`, unit id or None): see `_freeze`.
+        self.resolved: dict[tuple[str, tuple[str, ...], str, str | None, int | None], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
         tree = base.parse("rust", self.source)
@@ -268,6 +284,8 @@ class _Extractor:
                 self._use(child, ctx, module, record=False)
         self._replay(root, module, ctx)
         self._attach_impls()
+        # Every path some unit's identifier continues (`crate::f` for `crate::f::Item`).
+        self.enclosing = {identifier[:i] for identifier in self.by_id for i in _separators(identifier)}
         units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, warnings)
 
@@ -287,6 +305,7 @@ class _Extractor:
         outermost = (root, _NO_END, module, root_ctx, _CODE)  # the file's own scope
         _, top_end, owner, ctx, mode = outermost
         named = -1  # start of the last node a declaration names (never a reference)
+        source, bindings, declared = self.source, self.bindings, self.declared
         for start, negative_end, kind, node in preorder.captures("rust", _WALK, root):
             end = -negative_end
             if start >= top_end or start == end:
@@ -302,9 +321,11 @@ class _Extractor:
                     stack.append((node, end, owner, ctx, _CODE))
                     top_end, mode = end, _CODE
                 continue
-            if kind == _TYPE_NAME:
+            if kind == _TYPE_NAME:  # `_type_ref` of a plain name
                 if owner.type != "module" and start != named:
-                    self._type_ref(node, owner, ctx)
+                    name = source[start:end].decode("utf-8", "replace")
+                    if name in bindings or name in declared:
+                        owner.refs.append(("code_reference", (name,), ctx))
             elif kind == _CALL:
                 self._call(node, owner, ctx)
             elif kind == _NAMED:
@@ -370,43 +391,39 @@ class _Extractor:
         self.seen_ids[key] = count
         return identifier if count == 1 else f"{identifier}#{count}"
 
-    def _first(self, node: Node) -> Node:
-        """The item's first node, its `#[…]` attributes included."""
-        first = node
-        for previous in self.siblings.before(node):
+    def _new(self, node: Node, name: str, unit_type: str, owner: _Draft, ctx: _Ctx, prefix: str) -> _Draft:
+        identifier = self._unique(f"{prefix}::{name}", unit_type)
+        siblings, index = self.siblings.place(node)
+        first = index  # the item's first node, its `#[…]` attributes included
+        for position in range(index - 1, -1, -1):
+            previous = siblings[position]
             if previous.is_named:
                 if previous.type != "attribute_item":
                     break
-                first = previous
-        return first
-
-    def _new(self, node: Node, name: str, unit_type: str, owner: _Draft, ctx: _Ctx, prefix: str) -> _Draft:
-        identifier = self._unique(f"{prefix}::{name}", unit_type)
-        draft = _Draft(identifier, unit_type, self._first(node), node, prefix, prefix, ctx, owner)
+                first = position
+        draft = _Draft(identifier, unit_type, siblings[first], node, prefix, prefix, ctx, owner)
         body = node.child_by_field_name("body")
         stop = body.start_byte if body is not None else node.end_byte
         header = base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
         draft.signature = header[:-1].rstrip() if header.endswith(";") else header
-        draft.docstring = _leading_docs(node, self.source, self.siblings)
-        draft.metadata = self._metadata(node, draft.first)
+        draft.docstring = _leading_docs(siblings, index, self.source)
+        # The attributes: every named node from the first to the item.
+        draft.metadata = self._metadata(node, [s for s in siblings[first:index] if s.is_named])
         self.drafts.append(draft)
         self.by_id.setdefault(identifier, draft)
         return draft
 
-    def _metadata(self, node: Node, first: Node) -> dict[str, Any]:
+    def _metadata(self, node: Node, attribute_items: list[Node]) -> dict[str, Any]:
         meta: dict[str, Any] = {}
-        visibility = next((c for c in node.children if c.type == "visibility_modifier"), None)
+        visibility = modifiers = None  # the first of each among the item's children
+        for child in node.children:
+            kind = child.type
+            if kind == "visibility_modifier" and visibility is None:
+                visibility = child
+            elif kind == "function_modifiers" and modifiers is None:
+                modifiers = child
         meta["visibility"] = base.text(visibility, self.source) if visibility is not None else "private"
-        attributes: list[str] = []
-        if first.type == "attribute_item":  # it and the attributes after it, up to the item
-            attributes.append(base.one_line(base.text(first, self.source)))
-            for current in self.siblings.after(first):
-                if current.is_named:
-                    if current.type != "attribute_item":
-                        break
-                    attributes.append(base.one_line(base.text(current, self.source)))
-        meta["attributes"] = attributes
-        modifiers = next((c for c in node.children if c.type == "function_modifiers"), None)
+        meta["attributes"] = [base.one_line(base.text(item, self.source)) for item in attribute_items]
         if modifiers is not None:
             meta["modifiers"] = base.text(modifiers, self.source).split()
         return meta
@@ -521,7 +538,13 @@ class _Extractor:
         function = node.child_by_field_name("function")
         if function is None:
             return
-        if function.type == "field_expression":
+        kind = function.type
+        if kind == "identifier":  # `f()`: `_path_segments` of a plain name
+            name = base.text(function, self.source)
+            if name not in _PRELUDE:
+                owner.refs.append(("calls", (name,), ctx))
+            return
+        if kind == "field_expression":
             receiver = function.child_by_field_name("value")
             if receiver is not None and receiver.type == "self" and ctx.self_type is not None:
                 name = base.text(function.child_by_field_name("field"), self.source)
@@ -595,13 +618,28 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         deps: list[Dependency] = list(draft.deps)
-        # A reference repeated in one context resolves to the same dependency, which
-        # de-duplication would drop: resolve each once.
-        unique = {(via, segments, id(ctx)): (via, segments, ctx) for via, segments, ctx in draft.refs}
-        for via, segments, ctx in unique.values():
-            candidates = self._candidates(segments, ctx, draft)
-            if candidates:
-                deps.append(Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates)))
+        # What a reference resolves to depends on its context's module and `Self`, and on the unit
+        # only when a function around it (the unit included) declares items: resolve each once.
+        unit_key = None
+        scope: _Draft | None = draft
+        while scope is not None and scope.type in ("function", "method"):
+            if scope.identifier in self.enclosing:
+                unit_key = id(draft)
+                break
+            scope = scope.outer
+        resolved = self.resolved
+        for via, segments, ctx in draft.refs:
+            key = (via, segments, ctx.module, ctx.self_type, unit_key)
+            found = resolved.get(key, _UNRESOLVED)
+            if found is _UNRESOLVED:
+                candidates = self._candidates(segments, ctx, draft)
+                found = resolved[key] = (
+                    Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates))
+                    if candidates
+                    else None
+                )
+            if found is not None:
+                deps.append(found)
         if draft.type == "module" and draft.node.type == "source_file":
             start, end, code = base.file_span(self.source)
         else:
@@ -619,7 +657,7 @@ class _Extractor:
             docstring=draft.docstring,
             parent=draft.parent,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies(d for d in deps if d.target != draft.identifier),
+            dependencies=base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]),
         )
 
 
