@@ -275,7 +275,9 @@ class _Extractor:
         self.resolvable: set[str] = set()  # first names a reference can resolve from
         self.resolvable_bytes: set[bytes] = set()  # the same, UTF-8 encoded
         # (via, chain) → what `_resolve` makes of a reference that names neither `this` nor a
-        # declared name: it depends on the file's imports alone, not on the unit holding it.
+        # declared name, or that is made outside every function and method: it depends on the
+        # file's imports and declarations alone, not on the unit holding it (`_resolve` looks
+        # at the enclosing units only for `this` and for names declared in a function).
         self.shared_deps: dict[tuple[str, tuple[str, ...]], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
@@ -805,6 +807,11 @@ class _Extractor:
         names = self.resolvable_bytes
         declared = self.declared
         shared = self.shared_deps
+        in_function = False  # whether a function or method holds the draft (or is it)
+        scope: _Draft | None = draft
+        while scope is not None and not in_function:
+            in_function = scope.type in ("function", "method")
+            scope = scope.parent
         for ref in draft.refs:
             if type(ref) is tuple:
                 # A reference's chain starts with the name at its first byte; when that name is
@@ -814,20 +821,19 @@ class _Extractor:
                 maybe: _Ref | None
                 found: _Ref
                 if category == CALL:
-                    callee = _PLAIN_CALLEE.match(source, at)
+                    # The first name alone decides most calls (it is what `_PLAIN_CALLEE` would
+                    # start with: a name followed by `.`, a space or `(` ends there).
+                    plain = _PLAIN_NAME.match(source, at)
+                    if plain is not None and plain.group() not in names:
+                        continue
+                    callee = _PLAIN_CALLEE.match(source, at) if plain is not None else None
                     if callee is not None:
                         # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a
                         # repeat of a chain already kept adds nothing.
-                        dotted = callee.group(1)
-                        if dotted.partition(b".")[0] not in names:
-                            continue
-                        if ("calls", tuple(dotted.decode("ascii").split("."))) in seen:
+                        if ("calls", tuple(callee.group(1).decode("ascii").split("."))) in seen:
                             continue
                         maybe = self._call_ref(node, at, True)
                     else:
-                        plain = _PLAIN_NAME.match(source, at)
-                        if plain is not None and plain.group() not in names:
-                            continue
                         maybe = self._call_ref(node, at, plain is not None)
                     if maybe is None:
                         continue
@@ -864,9 +870,9 @@ class _Extractor:
                 continue
             seen.add(key)
             root = key[1][0]
-            if root == "this" or root in declared:
+            if root == "this" or (root in declared and in_function):
                 deps.append(self._resolve(found, draft))
-            else:  # resolved from the imports alone: the same in every unit of the file
+            else:  # the same in every unit of the file (see `shared_deps`)
                 dep = shared.get(key, _UNRESOLVED)
                 if dep is _UNRESOLVED:
                     dep = shared[key] = self._resolve(found, draft)
