@@ -167,18 +167,17 @@ def _string_value(node: Node | None, source: bytes) -> str | None:
     return raw[1:-1] if len(raw) >= 2 else None
 
 
-@dataclass(slots=True)
 class _Scope:
     """The nodes under `node` belong to `owner` (None: nothing under it is looked at), with `prefix`
     as the qualified-name prefix of what they declare."""
 
-    node: Node
-    owner: _Draft | None
-    prefix: str
-    end: int = field(init=False)
+    __slots__ = ("end", "node", "owner", "prefix")
 
-    def __post_init__(self) -> None:
-        self.end = self.node.end_byte
+    def __init__(self, node: Node, owner: _Draft | None, prefix: str) -> None:
+        self.node = node
+        self.owner = owner
+        self.prefix = prefix
+        self.end = node.end_byte
 
     def holds(self, node: Node, start: int) -> bool:
         """Whether `node`, which comes after this scope's node in pre-order, lies under it."""
@@ -254,6 +253,9 @@ def _visited_query(grammar: str) -> tuple[Query, tuple[int, ...]]:
     return found
 
 
+_UNRESOLVED = Dependency("", "")  # not yet in `_Extractor.shared_deps`
+
+
 class _Extractor:
     """One iterative pass over one file's tree, then reference resolution."""
 
@@ -261,6 +263,7 @@ class _Extractor:
         self.file_path = file_path
         self.source = source
         self.module = module_identifier(file_path)
+        self.directory = posixpath.dirname(file_path)
         self.grammar = grammar_for(file_path)
         self.language = "javascript" if self.grammar == "javascript" else "typescript"
         self.bindings: dict[str, _Binding] = {}
@@ -271,12 +274,17 @@ class _Extractor:
         self.identifiers: set[str] = set()
         self.resolvable: set[str] = set()  # first names a reference can resolve from
         self.resolvable_bytes: set[bytes] = set()  # the same, UTF-8 encoded
+        # (via, chain) → what `_resolve` makes of a reference that names neither `this` nor a
+        # declared name, or that is made outside every function and method: it depends on the
+        # file's imports and declarations alone, not on the unit holding it (`_resolve` looks
+        # at the enclosing units only for `this` and for names declared in a function).
+        self.shared_deps: dict[tuple[str, tuple[str, ...]], Dependency | None] = {}
 
     def run(self) -> FileExtraction:
         tree = base.parse(self.grammar, self.source)
         root = tree.root_node
         module = _Draft(self.module, "", "module", root, root, None, posixpath.dirname(self.module) or None)
-        first_comment = root.named_children[0] if root.named_child_count else None
+        first_comment = root.named_child(0) if root.named_child_count else None
         if first_comment is not None and first_comment.type == "comment":
             module.docstring = base.clean_comment(base.text(first_comment, self.source))
         self.drafts.append(module)
@@ -424,12 +432,13 @@ class _Extractor:
         draft = _Draft(identifier, qual, unit_type, first, last, owner, owner.identifier)
         self.declared.add(name)
         children = node.children
-        kinds = [(c.type, c.is_named) for c in children]
+        kinds = [c.type for c in children]
         first_kind = first.type
         draft.signature = self._signature(first, first_kind, node, kind)
         draft.docstring = base.clean_comment(base.leading_comment(first, self.source))
         draft.metadata = self._metadata(node, kind, children, kinds, name_node, first, first_kind, value_of)
-        self._heritage(children, kinds, draft)
+        if "class_heritage" in kinds or "extends_type_clause" in kinds:
+            self._heritage(children, kinds, draft)
         self.drafts.append(draft)
         return draft
 
@@ -495,7 +504,7 @@ class _Extractor:
         node: Node,
         kind: str,
         children: list[Node],
-        kinds: list[tuple[str, bool]],
+        kinds: list[str],
         name_node: Node | None,
         first: Node,
         first_kind: str,
@@ -511,11 +520,14 @@ class _Extractor:
         wrapper_children = wrapper.children if exported else []
         meta["exported"] = exported
         meta["default_export"] = exported and any(c.type == "default" for c in wrapper_children)
-        tokens = {k for k, named in kinds if not named}
+        # The kinds of all children, named or not: the keywords looked for here (`async`, `static`,
+        # `abstract`, `*`, `get`, `set`) are anonymous tokens, and no named kind of these grammars
+        # is spelled like one.
+        tokens = set(kinds)
         value_children = value_of.children if value_of is not None else []
-        value_kinds = [(c.type, c.is_named) for c in value_children]
+        value_kinds = [c.type for c in value_children]
         if value_of is not None:
-            tokens |= {k for k, named in value_kinds if not named}
+            tokens.update(value_kinds)
             meta["arrow"] = kind == "arrow_function"
         if kind not in _CLASS_NODES and kind not in _TYPE_NODES:
             meta["async"] = "async" in tokens
@@ -530,10 +542,11 @@ class _Extractor:
                 meta["kind"] = "getter" if getter == "get" else "setter"
         if kind == "method_definition" and name_node is not None and base.text(name_node, self.source) == "constructor":
             meta["kind"] = "constructor"
-        for holder_children, holder_kinds in ((children, kinds), (value_children, value_kinds)):
-            for child, (child_kind, _) in zip(holder_children, holder_kinds, strict=True):
-                if child_kind == "accessibility_modifier":
-                    meta["accessibility"] = base.text(child, self.source)
+        if "accessibility_modifier" in tokens:
+            for holder_children, holder_kinds in ((children, kinds), (value_children, value_kinds)):
+                for child, child_kind in zip(holder_children, holder_kinds, strict=True):
+                    if child_kind == "accessibility_modifier":
+                        meta["accessibility"] = base.text(child, self.source)
         # Decorators from `first` up to the declaration: siblings, not all of the parent's children.
         decorators: list[Node] = []
         if first_kind == "decorator":
@@ -542,7 +555,8 @@ class _Extractor:
                 if sibling.type == "decorator":
                     decorators.append(sibling)
                 sibling = sibling.next_sibling
-        decorators += [c for c, (k, _) in zip(children, kinds, strict=True) if k == "decorator"]
+        if "decorator" in tokens:
+            decorators += [c for c, k in zip(children, kinds, strict=True) if k == "decorator"]
         decorators += [c for c in wrapper_children if c.type == "decorator"]
         if decorators:
             meta["decorators"] = sorted(
@@ -550,8 +564,8 @@ class _Extractor:
             )
         return meta
 
-    def _heritage(self, children: list[Node], kinds: list[tuple[str, bool]], draft: _Draft) -> None:
-        for child, (kind, _) in zip(children, kinds, strict=True):
+    def _heritage(self, children: list[Node], kinds: list[str], draft: _Draft) -> None:
+        for child, kind in zip(children, kinds, strict=True):
             if kind == "class_heritage":
                 clauses = [c for c in child.named_children if c.type in ("extends_clause", "implements_clause")]
                 if not clauses:  # javascript grammar: `extends <expression>` directly
@@ -589,7 +603,7 @@ class _Extractor:
         modules: tuple[str, ...] | None = None,
     ) -> None:
         if modules is None:
-            modules = resolve_specifier(self.file_path, specifier)
+            modules = self._specifier_modules(specifier)
         if not modules:
             owner.deps.append(Dependency(specifier, "import"))
             return
@@ -615,7 +629,7 @@ class _Extractor:
         specifier = _string_value(node.child_by_field_name("source"), source)
         if specifier is None:
             return
-        modules = resolve_specifier(self.file_path, specifier)
+        modules = self._specifier_modules(specifier)
         if "import_clause" not in kinds:
             self._module_dep(specifier, owner, modules=modules)
             return
@@ -640,8 +654,14 @@ class _Extractor:
                     self.bindings[local] = _Binding(modules, specifier, imported)
                     self._module_dep(specifier, owner, imported, modules=modules)
 
+    def _specifier_modules(self, specifier: str) -> tuple[str, ...]:
+        """`resolve_specifier` for this file (its directory computed once)."""
+        if not specifier.startswith("."):
+            return ()
+        return _resolve_relative(self.directory, specifier)
+
     def _bind(self, local: str, specifier: str, imported: str | None, default: bool = False) -> None:
-        self.bindings[local] = _Binding(resolve_specifier(self.file_path, specifier), specifier, imported, default)
+        self.bindings[local] = _Binding(self._specifier_modules(specifier), specifier, imported, default)
 
     def _export(self, node: Node, owner: _Draft) -> None:
         specifier = _string_value(node.child_by_field_name("source"), self.source)
@@ -785,29 +805,40 @@ class _Extractor:
         source = self.source
         resolvable = self.resolvable
         names = self.resolvable_bytes
+        declared = self.declared
+        shared = self.shared_deps
+        in_function = False  # whether a function or method holds the draft (or is it)
+        scope: _Draft | None = draft
+        while scope is not None and not in_function:
+            in_function = scope.type in ("function", "method")
+            scope = scope.parent
         for ref in draft.refs:
             if type(ref) is tuple:
                 # A reference's chain starts with the name at its first byte; when that name is
                 # neither `this`, imported nor declared in the file, `_resolve` would drop it, so
                 # the node is never looked at (most calls and type names are such).
                 category, node, at = ref
-                found: _Ref | None
+                maybe: _Ref | None
+                found: _Ref
                 if category == CALL:
-                    callee = _PLAIN_CALLEE.match(source, at)
+                    # The first name alone decides most calls (it is what `_PLAIN_CALLEE` would
+                    # start with: a name followed by `.`, a space or `(` ends there).
+                    plain = _PLAIN_NAME.match(source, at)
+                    if plain is not None and plain.group() not in names:
+                        continue
+                    callee = _PLAIN_CALLEE.match(source, at) if plain is not None else None
                     if callee is not None:
                         # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a
                         # repeat of a chain already kept adds nothing.
-                        dotted = callee.group(1)
-                        if dotted.partition(b".")[0] not in names:
+                        if ("calls", tuple(callee.group(1).decode("ascii").split("."))) in seen:
                             continue
-                        if ("calls", tuple(dotted.decode("ascii").split("."))) in seen:
-                            continue
-                        found = self._call_ref(node, at, True)
+                        maybe = self._call_ref(node, at, True)
                     else:
-                        plain = _PLAIN_NAME.match(source, at)
-                        if plain is not None and plain.group() not in names:
-                            continue
-                        found = self._call_ref(node, at, plain is not None)
+                        maybe = self._call_ref(node, at, plain is not None)
+                    if maybe is None:
+                        continue
+                    found = maybe
+                    key = ("calls", found.chain)
                 elif category == NESTED_TYPE:
                     plain = _PLAIN_NAME.match(source, at)
                     if plain is not None and plain.group() not in names:
@@ -815,22 +846,37 @@ class _Extractor:
                     dotted = _PLAIN_CHAIN.fullmatch(source, at, node.end_byte)
                     if dotted is not None and ("code_reference", tuple(dotted.group().decode("ascii").split("."))) in seen:
                         continue
-                    found = self._type_ref(node)
-                else:
+                    maybe = self._type_ref(node)
+                    if maybe is None:
+                        continue
+                    found = maybe
+                    key = ("code_reference", found.chain)
+                else:  # TYPE: a type name, `_type_ref` inlined (the most frequent reference)
                     text = source[at : node.end_byte]
                     if text not in names and (text.isascii() or text.decode("utf-8", "replace") not in resolvable):
                         continue
-                    if ("code_reference", (text.decode("utf-8", "replace"),)) in seen:
+                    key = ("code_reference", (text.decode("utf-8", "replace"),))
+                    if key in seen:
                         continue
-                    found = self._type_ref(node)
-                if found is None:
-                    continue
-                ref = found
-            assert isinstance(ref, _Ref)
-            key = (ref.via, ref.chain)
-            if key not in seen:  # a repeat resolves the same way, and only the first is kept
-                seen.add(key)
-                deps.append(self._resolve(ref, draft))
+                    parent = node.parent
+                    if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
+                        continue  # the declared name itself, not a reference
+                    found = _Ref("code_reference", key[1])
+            else:
+                assert isinstance(ref, _Ref)
+                found = ref
+                key = (found.via, found.chain)
+            if key in seen:  # a repeat resolves the same way, and only the first is kept
+                continue
+            seen.add(key)
+            root = key[1][0]
+            if root == "this" or (root in declared and in_function):
+                deps.append(self._resolve(found, draft))
+            else:  # the same in every unit of the file (see `shared_deps`)
+                dep = shared.get(key, _UNRESOLVED)
+                if dep is _UNRESOLVED:
+                    dep = shared[key] = self._resolve(found, draft)
+                deps.append(dep)
         return Unit(
             identifier=draft.identifier,
             type=draft.type,
