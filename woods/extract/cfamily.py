@@ -38,10 +38,12 @@ and template parameters are never edges.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scan
 from woods.units import Dependency, FileExtraction
@@ -80,35 +82,87 @@ _HEADER_ENDS = frozenset(
      "number_literal"}
 )
 _COMMENTS = frozenset({"comment"})
+# Every node type the walk acts on; anything else (comments, statements, punctuation) is passed over.
+_WALKED = _CONTAINERS | frozenset(_TYPE_SPECIFIERS) | {
+    "namespace_definition", "template_declaration", "function_definition", "declaration", "field_declaration",
+    "type_definition", "alias_declaration", "preproc_def", "preproc_function_def", "preproc_include",
+    "using_declaration",
+}
 # Namespaces whose names are never project code (and their spellings, to skip them before parsing).
 _FOREIGN_ROOTS = frozenset({"std", "boost"})
 _FOREIGN_PREFIXES = tuple(f"{p}{root}::".encode() for root in sorted(_FOREIGN_ROOTS) for p in ("", "::"))
 
-# One query per grammar finds every call and type name; `scan.innermost` hands each to its unit.
+# One query per grammar finds every call and type name; each goes to the innermost unit holding it.
+# Besides `@call` and `@type`, marker captures say what a type name's parent makes of it, so the
+# scan never asks a node for its parent (tree-sitter finds a parent by descending from the root):
+# `@declared` — the name a declaration introduces (`struct x {…}`, `using x = …`, `struct x<T> {…}`),
+# never a reference; `@typedef` — a `typedef`'s declarator, declared only when it is the first one
+# (checked on the tree, they are few); `@named` — the name of a `ns::Name` or `Name<T>`, which
+# stands for the full spelling. Of member calls only `this->f()` can be an edge: only those are captured.
 _C_REFERENCES = """
 (call_expression function: (identifier) @call)
 (type_identifier) @type
+(struct_specifier name: (type_identifier) @declared body: (_))
+(union_specifier name: (type_identifier) @declared body: (_))
+(enum_specifier name: (type_identifier) @declared body: (_))
+(type_definition declarator: (type_identifier) @typedef)
 """
 _CPP_REFERENCES = """
-(call_expression function: [(identifier) (qualified_identifier) (template_function) (field_expression)] @call)
+(call_expression function: [(identifier) (qualified_identifier) (template_function)] @call)
+(call_expression function: (field_expression argument: (this)) @call)
 (type_identifier) @type
+(struct_specifier name: (type_identifier) @declared body: (_))
+(union_specifier name: (type_identifier) @declared body: (_))
+(enum_specifier name: (type_identifier) @declared body: (_))
+(class_specifier name: (type_identifier) @declared body: (_))
+(struct_specifier name: (template_type name: (type_identifier) @declared) body: (_))
+(union_specifier name: (template_type name: (type_identifier) @declared) body: (_))
+(enum_specifier name: (template_type name: (type_identifier) @declared) body: (_))
+(class_specifier name: (template_type name: (type_identifier) @declared) body: (_))
+(alias_declaration name: (type_identifier) @declared)
+(type_definition declarator: (type_identifier) @typedef)
+(type_definition declarator: (template_type name: (type_identifier) @typedef))
+(template_type name: (type_identifier) @named)
+(qualified_identifier name: (type_identifier) @named)
 """
+# A qualified name spelled with nothing but identifiers and `::` (`ns::detail::f`, `::g`): in a tree
+# without errors its segments are its text split at `::` (what `_spelled` finds by walking it).
+_PLAIN_QUALIFIED = re.compile(rb"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+# Units whose references are not collected: the file's are its units', a macro's are text.
+_NO_REFERENCES = frozenset({"file", "macro"})
 
 
-def include_candidates(file_path: str, written: str) -> tuple[str, ...]:
+def _split_plain(text: bytes) -> tuple[tuple[str, ...], bool]:
+    """`_spelled` of a name matching `_PLAIN_QUALIFIED`: its segments, and whether it starts with `::`."""
+    rooted = text[:2] == b"::"
+    return tuple(text.decode("ascii").split("::")[1:] if rooted else text.decode("ascii").split("::")), rooted
+
+
+def include_candidates(file_path: str, written: str, prefixes: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """Repository paths `#include "written"` in `file_path` may name, most likely first: next to
-    the including file, then below each ancestor directory (nearest first) and its `include/`."""
+    the including file, then below each ancestor directory (nearest first) and its `include/`.
+    `prefixes` is `include_prefixes(file_path)`, computed once per file by the extractor."""
+    if prefixes is None:
+        prefixes = include_prefixes(file_path)
+    if written[:1] not in ("/", ".") and "./" not in written:  # nothing to normalise or drop
+        return tuple(prefix + written for prefix in prefixes)
+    found = [posixpath.normpath(prefix + written) for prefix in prefixes] if (
+        "./" in written or written.startswith(".")  # `../x.h`, `./x.h`: only then normalise
+    ) else [prefix + written for prefix in prefixes]
+    return tuple(dict.fromkeys(p for p in found if p != ".." and not p.startswith("../") and not p.startswith("/")))
+
+
+def include_prefixes(file_path: str) -> tuple[str, ...]:
+    """The directories (`dir/`, or `` for the root) `include_candidates` tries, in order, once each."""
     directory = posixpath.dirname(file_path)
     parts = directory.split("/") if directory else []
-    found = [f"{directory}/{written}" if directory else written]
+    found = [f"{directory}/" if directory else ""]
     for depth in range(len(parts), -1, -1):
         ancestor = "/".join(parts[:depth])
-        found.append(f"{ancestor}/{written}" if ancestor else written)
+        found.append(f"{ancestor}/" if ancestor else "")
         if ancestor != "include" and not ancestor.endswith("/include"):
-            found.append(f"{ancestor}/include/{written}" if ancestor else f"include/{written}")
-    if "./" in written or written.startswith("."):  # `../x.h`, `./x.h`: only then normalise
-        found = [posixpath.normpath(p) for p in found]
-    return tuple(dict.fromkeys(p for p in found if p != ".." and not p.startswith("../") and not p.startswith("/")))
+            found.append(f"{ancestor}/include/" if ancestor else "include/")
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(slots=True)
@@ -122,6 +176,17 @@ class _Draft(base.Draft):
     refs: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)  # (via, segments, global)
 
 
+# A node the walk will visit: (node, its context, its parent's children, its index there). The
+# children list lets the comment above a declaration be read by indexing rather than by
+# `prev_sibling`, which tree-sitter answers by searching down from the root; None when unknown.
+_Entry = tuple[Node, "_Ctx", list[Node] | None, int]
+
+
+def _queue(stack: list[_Entry], children: list[Node], ctx: _Ctx) -> None:
+    """Push `children` so that they pop in source order."""
+    stack.extend(zip(reversed(children), repeat(ctx), repeat(children), range(len(children) - 1, -1, -1)))
+
+
 @dataclass(frozen=True, slots=True)
 class _Ctx:
     """Where a declaration sits: its enclosing scope, unit, class, template and access."""
@@ -132,6 +197,7 @@ class _Ctx:
     first: Node | None = None  # the `template <…>` the declaration belongs to
     type_params: frozenset[str] = frozenset()
     access: str | None = None
+    first_place: tuple[list[Node], int] | None = None  # `first` among its siblings (see `_Entry`)
 
 
 def _strip_operator(name: str) -> str:
@@ -155,6 +221,11 @@ class CFamilyExtractor:
         self.declared: set[str] = set()  # qualified names (no `#n`) of this file's units
         self.declared_types: set[str] = set()
         self.classes: dict[str, list[str]] = {}  # simple class name → qualified names
+        self.class_units: dict[str, str] = {}  # qualified class name → identifier of its last unit
+        self.scope_lists: dict[tuple[str, ...], tuple[str, ...]] = {}  # `_scopes`, once per prefix
+        self.include_prefixes: tuple[str, ...] | None = None  # `include_prefixes` of this file
+        self.place: tuple[Node | None, list[Node] | None, int] = (None, None, 0)  # the node being walked
+        self.plain = False  # the tree has no error, so `_PLAIN_QUALIFIED` holds
         self.namespaces: set[str] = set()  # simple names of namespaces opened or used here
         # One Dependency per (via, name, rooted, scopes): units of a file share their edges' objects.
         self.dependencies: dict[tuple[str, tuple[str, ...], bool, tuple[str, ...]], Dependency] = {}
@@ -164,23 +235,31 @@ class CFamilyExtractor:
     def run(self) -> FileExtraction:
         tree = scan.parse(self.grammar, self.source)
         root = tree.root_node
+        self.plain = not root.has_error
         header = posixpath.splitext(self.file_path)[1].lower() in HEADER_EXTENSIONS
         file_unit = _Draft(self.file_path, "file", root, whole_file=True, metadata={"header": header})
         self.drafts.append(file_unit)
-        stack: list[tuple[Node, _Ctx]] = [(c, _Ctx((), file_unit)) for c in reversed(root.children)]
+        stack: list[_Entry] = []
+        _queue(stack, root.children, _Ctx((), file_unit))
         while stack:
-            node, ctx = stack.pop()
+            node, ctx, siblings, index = stack.pop()
             kind = node.type
+            if kind not in _WALKED:
+                continue
+            self.place = (node, siblings, index)
             if kind in _CONTAINERS:
                 body = node.child_by_field_name("body") if kind == "linkage_specification" else None
-                children = [body] if body is not None and body.type != "declaration_list" else (body or node).children
-                stack.extend((c, ctx) for c in reversed(children))
+                if body is not None and body.type != "declaration_list":
+                    stack.append((body, ctx, None, 0))
+                else:
+                    _queue(stack, (body or node).children, ctx)
             elif kind == "namespace_definition":
                 self._namespace(node, ctx, stack)
             elif kind == "template_declaration":
                 inner = _Ctx(ctx.prefix, ctx.owner, ctx.cls, ctx.first or node,
-                             ctx.type_params | self._template_params(node), ctx.access)
-                stack.extend((c, inner) for c in reversed(node.named_children) if c.type != "template_parameter_list")
+                             ctx.type_params | self._template_params(node), ctx.access,
+                             ctx.first_place if ctx.first is not None else (siblings, index) if siblings is not None else None)
+                stack.extend((c, inner, None, 0) for c in reversed(node.named_children) if c.type != "template_parameter_list")
             elif kind == "function_definition":
                 self._function_definition(node, ctx, stack)
             elif kind in _TYPE_SPECIFIERS:
@@ -203,42 +282,91 @@ class CFamilyExtractor:
         return FileExtraction(self.file_path, self.language, units, base.syntax_warnings(tree, self.file_path))
 
     def _scan_references(self, root: Node) -> None:
-        pattern = _CPP_REFERENCES if self.cpp else _C_REFERENCES
-        found = scan.captures(self.grammar, pattern, root)
-        source = self.source
-        seen: set[tuple[int, str, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
-        for draft, node, name in scan.innermost(self.drafts, found):
-            if draft.type in ("file", "macro"):
+        """Hand every call and type name to the innermost unit holding it, in source order (the
+        sweep of `scan.innermost`, inlined: it runs once per capture)."""
+        drafts = self.drafts
+        order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
+        spans: list[tuple[int, int, _Draft | None]] = []
+        outermost: list[Node] = []  # the units no other unit holds, file and macros aside
+        reach = -1
+        for i in order:
+            unit, node = drafts[i], drafts[i].node
+            start, end = node.start_byte, node.end_byte
+            if unit.type in _NO_REFERENCES:
+                spans.append((start, end, None))
                 continue
-            key = (id(draft), name, source[node.start_byte : node.end_byte])
+            spans.append((start, end, unit))
+            if start >= reach:
+                outermost.append(node)
+                reach = end
+        # Only captures inside those units can matter, so the query runs over their subtrees alone
+        # (about half of a C file is prototypes, globals and comments). Exact when the tree has no
+        # error: a capture inside a unit's bytes is then inside its subtree. A tree with errors may
+        # hold a zero-width (MISSING) name at a unit's first byte outside it; it is queried whole.
+        cursor = QueryCursor(scan.compiled_query(self.grammar, _CPP_REFERENCES if self.cpp else _C_REFERENCES))
+        parts = [cursor.captures(node) for node in outermost] if not root.has_error else [cursor.captures(root)]
+        declared = {n.id for found in parts for n in found.get("declared", ())}
+        typedefs = {n.id for found in parts for n in found.get("typedef", ())}
+        named = {n.id for found in parts for n in found.get("named", ())}
+        # (start, 0 for a call / 1 for a type, index, node): sorted, the order of `scan.captures`
+        # (source order; at one position calls first, then the query's own order).
+        calls = [n for found in parts for n in found.get("call", ())]
+        types = [n for found in parts for n in found.get("type", ())]
+        decorated = [(n.start_byte, 0, i, n) for i, n in enumerate(calls)]
+        decorated += [(n.start_byte, 1, i, n) for i, n in enumerate(types)]
+        decorated.sort()
+        count = len(spans)
+        stack: list[tuple[int, int, _Draft | None]] = []
+        index = 0
+        source = self.source
+        seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
+        plain = self.plain
+        for position, kind, _, node in decorated:
+            while index < count and spans[index][0] <= position:
+                opened = spans[index][0]
+                while stack and stack[-1][1] <= opened:
+                    stack.pop()
+                stack.append(spans[index])
+                index += 1
+            while stack and stack[-1][1] <= position:
+                stack.pop()
+            if not stack:
+                continue
+            draft = stack[-1][2]
+            if draft is None:
+                continue
+            key = (id(draft), kind, source[position : node.end_byte])
             if key in seen or key[2].startswith(_FOREIGN_PREFIXES):
                 continue
-            if name == "call":
+            if kind == 0:
                 seen.add(key)
                 if node.type == "identifier":
                     draft.refs.append(("calls", (key[2].decode("utf-8", "replace"),), False))
+                elif plain and _PLAIN_QUALIFIED.fullmatch(key[2]):  # `ns::f()`
+                    draft.refs.append(("calls", *_split_plain(key[2])))
                 else:
                     self._call(node, draft)
                 continue
-            parent = node.parent
-            if parent is None or self._is_declared_name(node, parent):
+            node_id = node.id
+            if node_id in declared or node_id in typedefs and self._is_declared_name(node, node.parent):
                 continue
-            if parent.type in ("template_type", "qualified_identifier"):
+            if node_id in named:  # part of `ns::Name<T>`: one edge per full spelling
                 top = self._climb(node)
-                if top is not node:  # part of `ns::Name<T>`: one edge per full spelling
-                    full = (id(draft), name, source[top.start_byte : top.end_byte])
-                    if full in seen or full[2].startswith(_FOREIGN_PREFIXES):
-                        continue
-                    seen.add(full)
-                    holder = top.parent
-                    while holder is not None and holder.type == "qualified_identifier":
-                        holder = holder.parent
-                    if holder is not None and holder.type == "function_declarator":
-                        continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
-                    segments, rooted = self._spelled(top)
-                    if segments:
-                        draft.refs.append(("code_reference", segments, rooted))
+                full = (id(draft), kind, source[top.start_byte : top.end_byte])
+                if full in seen or full[2].startswith(_FOREIGN_PREFIXES):
                     continue
+                seen.add(full)
+                holder = top.parent
+                while holder is not None and holder.type == "qualified_identifier":
+                    holder = holder.parent
+                if holder is not None and holder.type == "function_declarator":
+                    continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
+                segments, rooted = _split_plain(full[2]) if plain and _PLAIN_QUALIFIED.fullmatch(full[2]) else (
+                    self._spelled(top)
+                )
+                if segments:
+                    draft.refs.append(("code_reference", segments, rooted))
+                continue
             seen.add(key)
             draft.refs.append(("code_reference", (key[2].decode("utf-8", "replace"),), False))
 
@@ -250,16 +378,42 @@ class CFamilyExtractor:
         namespace = "::".join(path[:-1]) or None
         draft = _Draft(identifier, unit_type, node, ctx.owner.identifier, namespace, first=first)
         draft.path = path
-        draft.docstring = base.clean_comment(base.leading_comment(first or node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self._leading_comment(first or node, ctx))
         draft.type_params = ctx.type_params
         self.declared.add(qualified)
         self.drafts.append(draft)
         return draft
 
-    def _scopes(self, prefix: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple("::".join(prefix[:n]) for n in range(len(prefix), -1, -1))
+    def _leading_comment(self, node: Node, ctx: _Ctx) -> str | None:
+        """`base.leading_comment(node)`, read from the children list the walk found `node` in."""
+        siblings: list[Node] | None = None
+        index = 0
+        if node is self.place[0]:
+            siblings, index = self.place[1], self.place[2]
+        elif node is ctx.first and ctx.first_place is not None:
+            siblings, index = ctx.first_place
+        if siblings is None:
+            return base.leading_comment(node, self.source, _COMMENTS)
+        if index == 0 or siblings[index - 1].type != "comment":
+            return None
+        lines: list[str] = []
+        expected_row = node.start_point[0]
+        for position in range(index - 1, -1, -1):
+            current = siblings[position]
+            if current.type != "comment" or current.end_point[0] < expected_row - 1:
+                break
+            lines.append(base.text(current, self.source))
+            expected_row = current.start_point[0]
+        lines.reverse()
+        return "\n".join(lines) if lines else None
 
-    def _namespace(self, node: Node, ctx: _Ctx, stack: list[tuple[Node, _Ctx]]) -> None:
+    def _scopes(self, prefix: tuple[str, ...]) -> tuple[str, ...]:
+        found = self.scope_lists.get(prefix)
+        if found is None:
+            found = self.scope_lists[prefix] = tuple("::".join(prefix[:n]) for n in range(len(prefix), -1, -1))
+        return found
+
+    def _namespace(self, node: Node, ctx: _Ctx, stack: list[_Entry]) -> None:
         name = node.child_by_field_name("name")
         segments: tuple[str, ...] = ()
         if name is not None and not any(c.type == "inline" for c in node.children):
@@ -269,8 +423,7 @@ class CFamilyExtractor:
             self.namespaces.update(segments)
         body = node.child_by_field_name("body")
         if body is not None:
-            inner = _Ctx(ctx.prefix + segments, ctx.owner)
-            stack.extend((c, inner) for c in reversed(body.children))
+            _queue(stack, body.children, _Ctx(ctx.prefix + segments, ctx.owner))
 
     def _template_params(self, node: Node) -> frozenset[str]:
         params = node.child_by_field_name("parameters")
@@ -286,7 +439,7 @@ class CFamilyExtractor:
                 names.add(base.text(named, self.source))
         return frozenset(names)
 
-    def _type(self, node: Node, ctx: _Ctx, stack: list[tuple[Node, _Ctx]], first: Node, name: str | None = None,
+    def _type(self, node: Node, ctx: _Ctx, stack: list[_Entry], first: Node, name: str | None = None,
               body: Node | None = None, unit_type: str | None = None) -> _Draft | None:
         unit_type = unit_type or _TYPE_SPECIFIERS.get(node.type, "class")
         name_node = node.child_by_field_name("name")
@@ -313,6 +466,7 @@ class CFamilyExtractor:
         draft.metadata = metadata
         self.declared_types.add(draft.cls)
         self.classes.setdefault(segments[-1], []).append(draft.cls)
+        self.class_units[draft.cls] = draft.identifier
         for clause in node.children:
             if clause.type == "base_class_clause":
                 self._bases(clause, draft)
@@ -321,13 +475,14 @@ class CFamilyExtractor:
             scope = path if self.cpp else ctx.prefix
             default = ("private" if unit_type == "class" else "public") if self.cpp else None
             inner = _Ctx(scope, draft, draft, None, ctx.type_params, default)
-            members: list[tuple[Node, _Ctx]] = []
-            for child in body.children:
+            members: list[_Entry] = []
+            children = body.children
+            for index, child in enumerate(children):
                 if child.type == "access_specifier":
                     access = base.text(child, self.source).strip().rstrip(":").strip()
                     inner = _Ctx(scope, draft, draft, None, ctx.type_params, access)
                 else:
-                    members.append((child, inner))
+                    members.append((child, inner, children, index))
             stack.extend(reversed(members))
         return draft
 
@@ -339,20 +494,22 @@ class CFamilyExtractor:
                     draft.refs.append(("superclass", segments, rooted))
                 draft.metadata.setdefault("bases", []).append(base.one_line(base.text(child, self.source)))
 
-    def _declaration(self, node: Node, ctx: _Ctx, stack: list[tuple[Node, _Ctx]]) -> None:
+    def _declaration(self, node: Node, ctx: _Ctx, stack: list[_Entry]) -> None:
         type_node = node.child_by_field_name("type")
         if type_node is not None and type_node.type in _TYPE_SPECIFIERS and type_node.child_by_field_name("body"):
             self._type(type_node, ctx, stack, ctx.first or node)
             return
+        if node.type != "field_declaration" or ctx.cls is None:
+            return
         default = node.child_by_field_name("default_value")
-        if node.type == "field_declaration" and ctx.cls is not None and default is not None and base.text(default, self.source) == "0":
+        if default is not None and base.text(default, self.source) == "0":
             declarator = self._function_declarator(node)
             if declarator is not None:  # `virtual void f() = 0;`: the only definition there is
                 draft = self._callable(node, declarator, ctx)
                 if draft is not None:
                     draft.metadata["abstract"] = True
 
-    def _typedef(self, node: Node, ctx: _Ctx, stack: list[tuple[Node, _Ctx]]) -> None:
+    def _typedef(self, node: Node, ctx: _Ctx, stack: list[_Entry]) -> None:
         declarator = node.child_by_field_name("declarator")
         name_node = declarator
         while name_node is not None and name_node.type not in ("type_identifier", "primitive_type"):
@@ -414,7 +571,10 @@ class CFamilyExtractor:
         if raw[:1] not in ('"', "<") or len(raw) < 3:
             return  # `#include MACRO`
         written = raw[1:-1].strip()
-        file_unit.deps.append(Dependency(written, "import", lookup=include_candidates(self.file_path, written)))
+        if self.include_prefixes is None:
+            self.include_prefixes = include_prefixes(self.file_path)
+        file_unit.deps.append(Dependency(written, "import", lookup=include_candidates(self.file_path, written,
+                                                                                      self.include_prefixes)))
 
     def _using(self, node: Node) -> None:
         if any(c.type == "namespace" for c in node.children):
@@ -435,7 +595,7 @@ class CFamilyExtractor:
             current = inner if inner is not None else (current.named_children[-1] if current.named_child_count else None)
         return None
 
-    def _function_definition(self, node: Node, ctx: _Ctx, stack: list[tuple[Node, _Ctx]]) -> None:
+    def _function_definition(self, node: Node, ctx: _Ctx, stack: list[_Entry]) -> None:
         body = node.child_by_field_name("body")
         declarator = self._function_declarator(node)
         if declarator is None:
@@ -450,7 +610,9 @@ class CFamilyExtractor:
             segments: tuple[str, ...] = ("operator " + base.one_line(base.text(declarator.child_by_field_name("type"), self.source)),)
             rooted = False
         else:
-            segments, rooted = self._spelled(declarator.child_by_field_name("declarator"))
+            named = declarator.child_by_field_name("declarator")
+            text = self.source[named.start_byte : named.end_byte] if named is not None and self.plain else b""
+            segments, rooted = _split_plain(text) if _PLAIN_QUALIFIED.fullmatch(text) else self._spelled(named)
         if not segments:
             return None
         name = segments[-1]
@@ -512,10 +674,7 @@ class CFamilyExtractor:
 
     def _class_identifier(self, qualified: str) -> str:
         """The identifier of the last unit declared as class `qualified` in this file, else the name."""
-        for draft in reversed(self.drafts):
-            if draft.cls == qualified and draft.type in _TYPE_SPECIFIERS.values():
-                return draft.identifier
-        return qualified
+        return self.class_units.get(qualified, qualified)
 
     def _qualifier_path(self, qualifier: tuple[str, ...], prefix: tuple[str, ...]) -> tuple[str, ...]:
         """The class or namespace an out-of-line definition's qualifier names (see module doc)."""
@@ -529,7 +688,7 @@ class CFamilyExtractor:
                 return tuple(known.split("::"))
         return prefix + qualifier
 
-    def _misparsed(self, node: Node, ctx: _Ctx, stack: list[tuple[Node, _Ctx]]) -> None:
+    def _misparsed(self, node: Node, ctx: _Ctx, stack: list[_Entry]) -> None:
         """A "function" without a function declarator is a macro the grammar could not see past.
 
         `class EXPORT_MACRO Name : Base {…}` parses as a function `Name` returning `class
@@ -570,8 +729,7 @@ class CFamilyExtractor:
                 if name is not None:
                     prefix = (*prefix, base.text(name, self.source))
                     self.namespaces.add(prefix[-1])
-            inner = _Ctx(prefix, ctx.owner, ctx.cls, None, ctx.type_params, ctx.access)
-            stack.extend((c, inner) for c in reversed(body.children))
+            _queue(stack, body.children, _Ctx(prefix, ctx.owner, ctx.cls, None, ctx.type_params, ctx.access))
             return
         declarator = node.child_by_field_name("declarator")
         bases: list[Node] = []
@@ -674,6 +832,8 @@ class CFamilyExtractor:
             draft.refs.append(("calls", segments, rooted))
 
     def _resolved(self, draft: _Draft) -> list[Dependency | None]:
+        if not draft.refs:
+            return []
         heritage = {s for via, s, _ in draft.refs if via == "superclass"} if draft.type in _TYPE_UNITS else set()
         deps: list[Dependency | None] = []
         for via, segments, rooted in dict.fromkeys(draft.refs):  # a name used twice is one edge
@@ -693,13 +853,12 @@ class CFamilyExtractor:
 
     def _new_dependency(self, via: str, segments: tuple[str, ...], rooted: bool, scopes: tuple[str, ...]) -> Dependency:
         written = "::".join(segments)
-        if rooted or len(scopes) == 1:  # `::f`, or C (one scope: the file)
-            candidates = [written]
-        else:
-            # A class's own name inside it means the class (the injected class name), not its constructor.
-            candidates = [f"{s}::{written}" if s else written for s in scopes
-                          if via == "calls" or not s.endswith("::" + segments[0]) and s != segments[0]]
-        candidates = list(dict.fromkeys(candidates))
+        if rooted or len(scopes) == 1:  # `::f`, or C (one scope: the file): the name as written
+            return Dependency(written, via, lookup=(written,))
+        # A class's own name inside it means the class (the injected class name), not its constructor.
+        head, tail = segments[0], "::" + segments[0]
+        candidates = list(dict.fromkeys(f"{s}::{written}" if s else written for s in scopes
+                                        if via == "calls" or not s.endswith(tail) and s != head))
         known = self.declared_types if via != "calls" else self.declared
         target = next((c for c in candidates if c in known), written)
         return Dependency(target, via, lookup=tuple(candidates))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scan
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -69,6 +69,10 @@ _REFERENCES = """
 """
 
 
+# `_Extractor.dependencies` has no edge for a reference yet (None is an edge that resolves to nothing).
+_UNRESOLVED = Dependency("", "")
+
+
 @dataclass(slots=True)
 class _Draft(base.Draft):
     """A C# unit under construction, with what its references are resolved against."""
@@ -96,6 +100,11 @@ class _Ctx:
 
     ns: tuple[str, ...]
     owner: _Draft | None = None
+
+
+# A node the walk will visit: (node, its context, its parent's children, its index there), so the
+# comment above a declaration is read by indexing rather than by `prev_sibling`.
+_Entry = tuple[Node, _Ctx, list[Node] | None, int]
 
 
 def clean_doc(raw: str | None) -> str | None:
@@ -128,16 +137,20 @@ class _Extractor:
         self.aliases: dict[str, str] = {}  # `using X = A.B.C;`
         self.imports: list[Dependency] = []
         self.interfaces: set[str] = set()  # names of the interfaces declared so far in this file
-        # One Dependency per (kind, name, enclosing types, namespace), shared by the file's units.
-        self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
+        self.place: tuple[Node | None, list[Node] | None, int] = (None, None, 0)  # the node being walked
+        # One Dependency per (kind, name, enclosing types, namespace), shared by the file's units:
+        # (enclosing types, namespace) → (kind, name) → edge.
+        self.dependencies: dict[tuple[tuple[str, ...], tuple[str, ...]],
+                                dict[tuple[str, tuple[str, ...]], Dependency | None]] = {}
 
     def run(self) -> FileExtraction:
         tree = scan.parse(GRAMMAR, self.source)
         root = tree.root_node
-        stack: list[tuple[Node, _Ctx]] = []
+        stack: list[_Entry] = []
         self._scope(root.children, _Ctx(()), stack)
         while stack:
-            node, ctx = stack.pop()
+            node, ctx, siblings, index = stack.pop()
+            self.place = (node, siblings, index)
             kind = node.type
             if kind in _TYPES or kind == "delegate_declaration":
                 self._type(node, ctx, stack)
@@ -158,27 +171,58 @@ class _Extractor:
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
-    def _scope(self, children: list[Node], ctx: _Ctx, stack: list[tuple[Node, _Ctx]]) -> None:
+    def _scope(self, children: list[Node], ctx: _Ctx, stack: list[_Entry]) -> None:
         """Queue a scope's children in order; a file-scoped namespace applies to the siblings after it."""
-        queued: list[tuple[Node, _Ctx]] = []
-        for child in children:
+        queued: list[_Entry] = []
+        for index, child in enumerate(children):
             if child.type == "file_scoped_namespace_declaration":
                 ctx = _Ctx(ctx.ns + self._segments(child.child_by_field_name("name")), ctx.owner)
             else:
-                queued.append((child, ctx))
+                queued.append((child, ctx, children, index))
         stack.extend(reversed(queued))
 
     def _scan_references(self, root: Node) -> None:
+        """Hand every call and type name to the innermost unit holding it, in source order (the
+        sweep of `scan.innermost`, inlined: it runs once per capture). A type name in a base list
+        is never captured (the grammar gives those no `type` field): bases are edges of their own."""
+        found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root)
+        # (start, 0 for a call / 1 for a type, index, node): sorted, the order of `scan.captures`.
+        decorated = [(n.start_byte, 0, i, n) for i, n in enumerate(found.get("call", ()))]
+        decorated += [(n.start_byte, 1, i, n) for i, n in enumerate(found.get("type", ()))]
+        decorated.sort()
+        drafts = self.drafts
+        order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
+        spans = [(drafts[i].node.start_byte, drafts[i].node.end_byte, drafts[i]) for i in order]
+        count = len(spans)
+        stack: list[tuple[int, int, _Draft]] = []
+        index = 0
         source = self.source
-        seen: set[tuple[int, str, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
-        for draft, node, name in scan.innermost(self.drafts, scan.captures(GRAMMAR, _REFERENCES, root)):
-            key = (id(draft), name, source[node.start_byte : node.end_byte])
+        seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
+        for position, kind, _, node in decorated:
+            while index < count and spans[index][0] <= position:
+                opened = spans[index][0]
+                while stack and stack[-1][1] <= opened:
+                    stack.pop()
+                stack.append(spans[index])
+                index += 1
+            while stack and stack[-1][1] <= position:
+                stack.pop()
+            if not stack:
+                continue
+            draft = stack[-1][2]
+            key = (id(draft), kind, source[position : node.end_byte])
             if key in seen:
                 continue
             seen.add(key)
-            if name == "call":
-                self._call(node, draft)
-            elif node.parent is not None and node.parent.type != "base_list":
+            if kind == 0:
+                if node.type != "identifier":
+                    self._call(node, draft)
+                elif key[2]:  # `M()`: `_call` of an identifier
+                    draft.refs.append(("bare_call", (key[2].decode("utf-8", "replace"),)))
+            elif node.type == "identifier":
+                if key[2]:
+                    draft.refs.append(("code_reference", (key[2].decode("utf-8", "replace"),)))
+            else:
                 segments = self._segments(node)
                 if segments:
                     draft.refs.append(("code_reference", segments))
@@ -209,13 +253,30 @@ class _Extractor:
         draft.ns = ctx.ns
         draft.types = owner.types if owner is not None else ()
         draft.type_params = (owner.type_params | head.type_params) if owner is not None else head.type_params
-        draft.docstring = clean_doc(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = clean_doc(self._leading_comment(node))
         draft.metadata = {"modifiers": head.modifiers}
         if head.attributes:
             draft.metadata["attributes"] = head.attributes
         self.declared.add(qualified)
         self.drafts.append(draft)
         return draft
+
+    def _leading_comment(self, node: Node) -> str | None:
+        """`base.leading_comment(node)`, read from the children list the walk found `node` in
+        (tree-sitter answers `prev_sibling` by searching down from the root)."""
+        if node is not self.place[0] or self.place[1] is None:
+            return base.leading_comment(node, self.source, _COMMENTS)
+        siblings, index = self.place[1], self.place[2]
+        lines: list[str] = []
+        expected_row = node.start_point[0]
+        for position in range(index - 1, -1, -1):
+            current = siblings[position]
+            if current.type != "comment" or current.end_point[0] < expected_row - 1:
+                break
+            lines.append(base.text(current, self.source))
+            expected_row = current.start_point[0]
+        lines.reverse()
+        return "\n".join(lines) if lines else None
 
     def _head(self, node: Node) -> _Head:
         """Modifiers, attributes and type parameters of a declaration, in one pass over its children."""
@@ -232,7 +293,7 @@ class _Extractor:
                                              for p in child.named_children if p.type == "type_parameter")
         return head
 
-    def _type(self, node: Node, ctx: _Ctx, stack: list[tuple[Node, _Ctx]]) -> None:
+    def _type(self, node: Node, ctx: _Ctx, stack: list[_Entry]) -> None:
         name = base.text(node.child_by_field_name("name"), self.source)
         prefix = ctx.owner.path if ctx.owner is not None else ctx.ns
         unit_type = _TYPES.get(node.type, "delegate")
@@ -252,7 +313,9 @@ class _Extractor:
             self._bases(bases, draft)
         if body is not None:
             inner = _Ctx(ctx.ns, draft)
-            stack.extend((c, inner) for c in reversed(body.children) if c.type not in _COMMENTS)
+            children = body.children
+            stack.extend((children[i], inner, children, i) for i in range(len(children) - 1, -1, -1)
+                         if children[i].type not in _COMMENTS)
 
     def _bases(self, clause: Node, draft: _Draft) -> None:
         for index, child in enumerate(c for c in clause.named_children if c.type in (*_TYPE_NAMES, "primary_constructor_base_type")):
@@ -342,8 +405,7 @@ class _Extractor:
                 parts.append(last[-1])
                 current = current.child_by_field_name("qualifier")
             elif kind == "generic_name":
-                ident = current.named_children[0] if current.named_child_count else None
-                parts.append(base.text(ident, self.source))
+                parts.append(base.text(current.named_child(0), self.source))
                 current = None
             elif kind == "identifier":
                 parts.append(base.text(current, self.source))
@@ -355,8 +417,10 @@ class _Extractor:
     def _call(self, function: Node, draft: _Draft) -> None:
         if function.type == "member_access_expression":
             receiver = function.child_by_field_name("expression")
+            if receiver is None or receiver.type != "this" and receiver.type not in _TYPE_NAMES:
+                return  # `a.b().C()`, `x[0].C()` …: no edge
             name = self._segments(function.child_by_field_name("name"))
-            if receiver is None or not name:
+            if not name:
                 return
             if receiver.type == "this":
                 draft.refs.append(("self_call", name))
@@ -383,18 +447,21 @@ class _Extractor:
 
     def _resolved(self, draft: _Draft) -> list[Dependency | None]:
         deps: list[Dependency | None] = list(self.imports) if draft.top else []
+        if not draft.refs:
+            return deps
         heritage = {s for via, s in draft.refs if via in ("superclass", "implements")}
         own = ".".join(draft.path) if draft.type in _TYPES.values() else None
-        for kind, segments in dict.fromkeys(draft.refs):
-            if segments[0] in draft.type_params:
+        known = self.dependencies.setdefault((draft.types, draft.ns), {})
+        type_params = draft.type_params
+        for ref in dict.fromkeys(draft.refs):
+            kind, segments = ref
+            if segments[0] in type_params:
                 continue
             if kind == "code_reference" and segments in heritage:
                 continue
-            key = (kind, segments, draft.types, draft.ns)
-            if key in self.dependencies:
-                dep = self.dependencies[key]
-            else:
-                dep = self.dependencies[key] = self._dependency(kind, segments, draft)
+            dep = known.get(ref, _UNRESOLVED)
+            if dep is _UNRESOLVED:
+                dep = known[ref] = self._dependency(kind, segments, draft)
             if dep is not None and not (dep.target == own and dep.via == "code_reference"):
                 deps.append(dep)
         return deps
