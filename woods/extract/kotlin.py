@@ -59,6 +59,7 @@ _START = operator.attrgetter("start_byte")
 # A qualified name written without spaces, comments or backticks: split at its dots.
 _PLAIN_DOTTED = re.compile(r"\w+(?:\.\w+)*")
 _END = 1 << 62  # past the end of any file
+_UNPARSED = ("", ())  # a `parsed` cache miss (None is a cached "no ref")
 _MISSING = Dependency("", "")  # a `dependencies` cache miss (None is a cached "no edge")
 _REFERENCES = """
 (call_expression . (identifier) @ref)
@@ -174,6 +175,7 @@ class _Extractor:
         # Per draft, the (node type, text) already taken: a repeated name is one edge.
         seen_by_draft: dict[int, set[tuple[str, bytes]]] = {id(draft): set()}
         seen = seen_by_draft[id(draft)]
+        parsed: dict[tuple[str, bytes], tuple[str, tuple[str, ...]] | None] = {}  # per text, for every draft
         for node in found:
             position = node.start_byte
             if position >= next_start or position >= end:
@@ -198,37 +200,40 @@ class _Extractor:
             if key in seen:
                 continue
             seen.add(key)
-            text = spelled.decode("utf-8", "replace")
-            if kind == "user_type":  # `a.b.Name<Args>`: read from the text, cheaper than its child nodes
-                if "." in text or "<" in text:
-                    segments = tuple([part.strip() for part in text.partition("<")[0].split(".")])
-                    if not all(segments):
-                        continue
-                    ref = ("type", segments)
-                else:
-                    text = text.strip()
-                    if not text:
-                        continue
-                    ref = ("type", (text,))
-            elif kind == "identifier":
-                ref = ("type" if text[:1].isupper() else "call", (text,))
-            elif text[:1].isupper():  # `Type.member` (the query admits only `receiver.member`)
-                receiver, member = node.named_child(0), node.named_child(1)
-                if receiver is None or member is None or receiver.type != "identifier":
-                    continue
-                ref = ("static", (base.text(receiver, source), base.text(member, source)))
-            elif text[:4] == "this":
-                receiver, member = node.named_child(0), node.named_child(1)
-                if receiver is None or member is None or receiver.type != "this_expression":
-                    continue
-                ref = ("own", (base.text(member, source),))
-            else:
+            ref = parsed.get(key, _UNPARSED)
+            if ref is _UNPARSED:
+                ref = parsed[key] = self._reference(node, kind, spelled)
+            if ref is None:
                 continue
             # What `_resolved` would drop anyway (type parameters, `kotlin.*` basics) never becomes a ref.
             head = ref[1][0]
             if head in draft.type_params or (head in _BUILTINS and head not in declared_types):
                 continue
             draft.refs.append(ref)
+
+    def _reference(self, node: Node, kind: str, spelled: bytes) -> tuple[str, tuple[str, ...]] | None:
+        """The ref one captured name makes (or None), from its text: the same text makes the same
+        ref anywhere in the file, so `_scan_references` asks once per text."""
+        text = spelled.decode("utf-8", "replace")
+        if kind == "user_type":  # `a.b.Name<Args>`: read from the text, cheaper than its child nodes
+            if "." in text or "<" in text:
+                segments = tuple([part.strip() for part in text.partition("<")[0].split(".")])
+                return ("type", segments) if all(segments) else None
+            text = text.strip()
+            return ("type", (text,)) if text else None
+        if kind == "identifier":
+            return ("type" if text[:1].isupper() else "call", (text,))
+        if text[:1].isupper():  # `Type.member` (the query admits only `receiver.member`)
+            receiver, member = node.named_child(0), node.named_child(1)
+            if receiver is None or member is None or receiver.type != "identifier":
+                return None
+            return ("static", (base.text(receiver, self.source), base.text(member, self.source)))
+        if text[:4] == "this":
+            receiver, member = node.named_child(0), node.named_child(1)
+            if receiver is None or member is None or receiver.type != "this_expression":
+                return None
+            return ("own", (base.text(member, self.source),))
+        return None
 
     # -- declarations ----------------------------------------------------------------------
 
