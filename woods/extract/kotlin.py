@@ -68,6 +68,17 @@ _REFERENCES = """
 """
 
 
+# A declaration-level node waiting for the walk: (node, enclosing draft, its parent's children,
+# its index among them).
+_Open = tuple[Node, "_Draft | None", list[Node], int]
+
+
+def _members(parent: Node, owner: _Draft | None) -> list[_Open]:
+    """The named children of `parent` as walk entries, last first (the walk pops from the end)."""
+    children = parent.children
+    return [(children[i], owner, children, i) for i in range(len(children) - 1, -1, -1) if children[i].is_named]
+
+
 @dataclass(slots=True)
 class _Head:
     """What a declaration's children around its name say (see `_Extractor._head`)."""
@@ -109,6 +120,9 @@ class _Extractor:
         # Set once the walk has seen the package and every import (`run`).
         self.package_prefix = ""  # "a.b." for package a.b
         self.star_prefixes: list[str] = []  # "a.b." per star import
+        # The walk's current node among its parent's children (see `_leading_comment`).
+        self.siblings: list[Node] = []
+        self.position = 0
 
     def run(self) -> FileExtraction:
         tree, skipped = scan.parse_recovering(GRAMMAR, self.source)
@@ -120,9 +134,9 @@ class _Extractor:
             elif child.type == "import":
                 self._import(child)
         self._predeclare(root)
-        stack: list[tuple[Node, _Draft | None]] = [(c, None) for c in reversed(root.named_children)]
+        stack: list[_Open] = _members(root, None)
         while stack:
-            node, owner = stack.pop()
+            node, owner, self.siblings, self.position = stack.pop()
             kind = node.type
             if kind in ("class_declaration", "object_declaration", "companion_object"):
                 self._class(node, owner, stack)
@@ -135,7 +149,7 @@ class _Extractor:
             elif kind == "type_alias":
                 self._alias(node, owner)
             elif kind == "ERROR":
-                stack.extend((c, owner) for c in reversed(node.named_children))
+                stack.extend(_members(node, owner))
         if not self.drafts:
             self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
         self.package_prefix = "".join(f"{p}." for p in self.package)
@@ -144,6 +158,21 @@ class _Extractor:
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units,
                               (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
+
+    def _leading_comment(self, node: Node) -> str | None:
+        """`base.leading_comment` for the node the walk is at, stepping back through the parent's
+        children list the walk already holds instead of asking for each `prev_sibling`."""
+        lines: list[str] = []
+        expected_row = node.start_point[0]
+        siblings = self.siblings
+        for index in range(self.position - 1, -1, -1):
+            current = siblings[index]
+            if current.type not in _COMMENTS or current.end_point[0] < expected_row - 1:
+                break
+            lines.append(base.text(current, self.source))
+            expected_row = current.start_point[0]
+        lines.reverse()
+        return "\n".join(lines) if lines else None
 
     def _predeclare(self, root: Node) -> None:
         """Top-level type names first, so an extension's receiver declared later in the file resolves."""
@@ -296,7 +325,7 @@ class _Extractor:
         draft.top = owner is None
         draft.classes = owner.classes if owner is not None else ()
         draft.type_params = (owner.type_params | head.type_params) if owner is not None else head.type_params
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self._leading_comment(node))
         draft.metadata = {"modifiers": head.modifiers}
         if head.annotations:
             draft.metadata["annotations"] = head.annotations
@@ -304,7 +333,7 @@ class _Extractor:
         self.drafts.append(draft)
         return draft
 
-    def _class(self, node: Node, owner: _Draft | None, stack: list[tuple[Node, _Draft | None]]) -> None:
+    def _class(self, node: Node, owner: _Draft | None, stack: list[_Open]) -> None:
         kind = node.type
         name_node = node.child_by_field_name("name")
         head = self._head(node)
@@ -333,7 +362,7 @@ class _Extractor:
         for spec in supertypes.named_children if supertypes is not None else ():
             self._supertype(spec, draft)
         if body is not None:
-            stack.extend((c, draft) for c in reversed(body.named_children))
+            stack.extend(_members(body, draft))
 
     def _supertype(self, spec: Node, draft: _Draft) -> None:
         inner = spec.named_children[0] if spec.named_child_count else None
