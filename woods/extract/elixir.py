@@ -76,11 +76,12 @@ _KERNEL = frozenset(
         "__CALLER__", "__DIR__", "__STACKTRACE__", "var!", "alias!", "to_charlist", "is_reference",
     }
 )
+_KERNEL_BYTES = frozenset(name.encode() for name in _KERNEL)  # as written in the source
 # Arguments a call may omit when the definition has defaults: extra arity candidates to try.
 _DEFAULT_ARITY_SLACK = 2
 
 _REFERENCES = """
-(call target: (identifier) @local_name (arguments) @local_args)
+(call target: (identifier) @local_name (arguments))
 (call target: (dot left: (alias) @remote_module right: (identifier) @remote_name) (arguments) @remote_args)
 (unary_operator operator: "&" operand: (binary_operator operator: "/")) @capture
 (struct (alias) @struct)
@@ -125,6 +126,16 @@ def _arguments_node(call: Node) -> Node | None:
         return second
     first = call.named_child(0) if count else None
     return first if first is not None and first.type == "arguments" else None
+
+
+def _call_arguments(target: Node) -> Node:
+    """The `arguments` after a call's target: the node the query's `(call target: (identifier)
+    (arguments))` matched (the next named sibling, unless a comment sits between them)."""
+    following = target.next_named_sibling
+    while following is not None and following.type != "arguments":
+        following = following.next_named_sibling
+    assert following is not None, "the query only matches calls with arguments"
+    return following
 
 
 def _arguments(node: Node) -> list[Node]:
@@ -208,16 +219,17 @@ class _Extractor:
             pending: list[Node] = []  # @doc/@spec/… waiting for the definition below them
             previous: _Draft | None = None  # the last function unit, for joining clauses
             for node in statements:
-                if node.type == "comment":
+                kind = node.type
+                if kind == "comment":
                     continue
-                attribute = _attribute(node, self.source)
+                attribute = _attribute(node, self.source) if kind == "unary_operator" else None
                 if attribute is not None:
                     if owner is not None:
                         self._module_attribute(attribute, node, owner, pending)
                         if attribute[0] not in _LEADING_ATTRIBUTES:
                             previous = None
                     continue
-                if node.type != "call":
+                if kind != "call":
                     pending, previous = [], None
                     continue
                 name = _call_name(node, self.source)
@@ -503,23 +515,33 @@ class _Extractor:
     def _references(self, found: dict[str, list[Node]]) -> None:
         """Calls and struct literals inside functions and macros (module bodies are the walk's).
 
-        The query's per-name lists line up: each local call contributes one `local_name` and one
-        `local_args`, in document order (a call's target starts it, its arguments follow)."""
+        The query's per-name lists line up: each remote call contributes one `remote_module`, one
+        `remote_name` and one `remote_args`, in document order (a call's target starts it, its
+        arguments follow); a local call's arguments are read from its target (`_call_arguments`)."""
         code = [d for d in self.drafts if d.type in ("function", "macro") and d.outer is not None]
         spans = scopes.Spans([(d.node_start, d.node.end_byte) for d in code])
         piped = {n.start_byte for n in found.get("piped", ())}
         attributes = {n.start_byte for n in found.get("attribute", ())}  # `@behaviour X` is no call
-        names = found.get("local_name", [])
-        owners = spans.owners([n.start_byte for n in names])
-        for name_node, arguments, index in zip(names, found.get("local_args", []), owners, strict=True):
-            if index is None or name_node.start_byte in attributes:
+        # Names first, owners only for the calls that can be edges: most calls with a plain name
+        # are `def`, `alias`, `if` … (Kernel) at module level.
+        calls: list[tuple[Node, str]] = []
+        source = self.source
+        for name_node in found.get("local_name", ()):
+            start = name_node.start_byte
+            if start in attributes:
                 continue
-            name = base.text(name_node, self.source)
-            if name not in _KERNEL:
-                arity = arguments.named_child_count + (1 if name_node.start_byte in piped else 0)
-                draft = code[index]
-                assert draft.outer is not None  # only drafts with an enclosing module are in `code`
-                self._local_call(name, arity, draft, draft.outer)
+            written = source[start : name_node.end_byte]
+            if written not in _KERNEL_BYTES:
+                calls.append((name_node, written.decode("utf-8", "replace")))
+        owners = spans.owners([n.start_byte for n, _ in calls])
+        for (name_node, name), index in zip(calls, owners, strict=True):
+            if index is None:
+                continue
+            arguments = _call_arguments(name_node)
+            arity = arguments.named_child_count + (1 if name_node.start_byte in piped else 0)
+            draft = code[index]
+            assert draft.outer is not None  # only drafts with an enclosing module are in `code`
+            self._local_call(name, arity, draft, draft.outer)
         modules = found.get("remote_module", [])
         owners = spans.owners([n.start_byte for n in modules])
         for module_node, name_node, arguments, index in zip(

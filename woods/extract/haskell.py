@@ -28,9 +28,10 @@ that order; type names in signatures and bodies are `code_reference`s with the s
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scopes
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -59,6 +60,9 @@ _PRELUDE = frozenset(
         "Semigroup", "Read", "Enum", "Bounded", "Num", "Integral", "Foldable", "Traversable",
     }
 )
+_ORDERED = ("var", "operator", "qualified", "type", "comment")  # the capture names read in order
+_START = operator.attrgetter("start_byte")
+_MISSING = Dependency("", "")  # a cache miss (None is a cached "no edge")
 # One query for every reference and comment. `decl` marks names that are no reference (a
 # definition's own name, parameters, the parts of a qualified name); `call` marks the variables in
 # function position.
@@ -127,7 +131,11 @@ class _Extractor:
     def run(self) -> FileExtraction:
         tree = base.parse("haskell", self.source)
         root = tree.root_node
-        found = scopes.captures_by_name("haskell", _REFERENCES, root)
+        # `scopes.captures_by_name`, except that `decl` and `call` only ever become sets: unsorted.
+        found = QueryCursor(scopes.compiled("haskell", _REFERENCES)).captures(root)
+        for name in _ORDERED:
+            if name in found:
+                found[name].sort(key=_START)
         self.comments = scopes.Comments(found.get("comment", []), self.source)
         header = next((c for c in root.children if c.type == "header"), None)
         if header is not None and header.child_by_field_name("module") is not None:
@@ -401,27 +409,36 @@ class _Extractor:
     # -- references ------------------------------------------------------------------------
 
     def _references(self, found: dict[str, list[Node]]) -> None:
+        """Each reference's edge from its text (cached per distinct text), then, only for those
+        that make one, the innermost draft holding it: most names (locals, parameters) make none."""
         spans = scopes.Spans([((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts])
         declared = {n.start_byte for n in found.get("decl", ())}
         applied = {n.start_byte for n in found.get("call", ())}
         # One Dependency per distinct written reference (a module mentions the same names often).
         cache: dict[tuple[str, bytes, bool], Dependency | None] = {}
         source = self.source
+        drafts = self.drafts
         for kind in ("var", "operator", "qualified", "type"):
-            nodes = found.get(kind, [])
-            for node, index in zip(nodes, spans.owners([n.start_byte for n in nodes]), strict=True):
+            positions: list[int] = []
+            deps: list[Dependency] = []
+            for node in found.get(kind, ()):
                 start = node.start_byte
-                if index is None or start in declared:
+                if start in declared:
                     continue
-                draft = self.drafts[index]
+                key = (kind, source[start : node.end_byte], start in applied)
+                dep = cache.get(key, _MISSING)
+                if dep is _MISSING:
+                    dep = cache[key] = self._reference(kind, node, key[2])
+                if dep is not None:
+                    positions.append(start)
+                    deps.append(dep)
+            for dep, index in zip(deps, spans.owners(positions), strict=True):
+                if index is None:
+                    continue
+                draft = drafts[index]
                 if draft.type == "module":
                     continue  # imports and exports are not references of the module's code
-                raw = source[start : node.end_byte]
-                key = (kind, raw, start in applied)
-                if key not in cache:
-                    cache[key] = self._reference(kind, node, start in applied)
-                dep = cache[key]
-                if dep is not None and id(dep) not in draft.added:
+                if id(dep) not in draft.added:
                     draft.added.add(id(dep))
                     draft.deps.append(dep)
 

@@ -27,9 +27,11 @@ basics are never edges.
 
 from __future__ import annotations
 
+import operator
+import re
 from dataclasses import dataclass, field
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scan
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -53,10 +55,28 @@ _BUILTINS = frozenset(
 _TYPE_UNITS = frozenset({"class", "interface", "enum", "object"})
 # Children that are a declaration's body (its signature stops there).
 _BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
+_START = operator.attrgetter("start_byte")
+# A qualified name written without spaces, comments or backticks: split at its dots.
+_PLAIN_DOTTED = re.compile(r"\w+(?:\.\w+)*")
+_END = 1 << 62  # past the end of any file
+_UNPARSED = ("", ())  # a `parsed` cache miss (None is a cached "no ref")
+_MISSING = Dependency("", "")  # a `dependencies` cache miss (None is a cached "no edge")
 _REFERENCES = """
-(call_expression . [(identifier) (navigation_expression)] @call)
-(user_type) @type
+(call_expression . (identifier) @ref)
+(call_expression . (navigation_expression . [(identifier) (this_expression)] . (identifier) .) @ref)
+(user_type) @ref
 """
+
+
+# A declaration-level node waiting for the walk: (node, enclosing draft, its parent's children,
+# its index among them).
+_Open = tuple[Node, "_Draft | None", list[Node], int]
+
+
+def _members(parent: Node, owner: _Draft | None) -> list[_Open]:
+    """The named children of `parent` as walk entries, last first (the walk pops from the end)."""
+    children = parent.children
+    return [(children[i], owner, children, i) for i in range(len(children) - 1, -1, -1) if children[i].is_named]
 
 
 @dataclass(slots=True)
@@ -97,6 +117,12 @@ class _Extractor:
         self.imports: list[Dependency] = []
         # One Dependency per (kind, name, enclosing classes), shared by the file's units.
         self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
+        # Set once the walk has seen the package and every import (`run`).
+        self.package_prefix = ""  # "a.b." for package a.b
+        self.star_prefixes: list[str] = []  # "a.b." per star import
+        # The walk's current node among its parent's children (see `_leading_comment`).
+        self.siblings: list[Node] = []
+        self.position = 0
 
     def run(self) -> FileExtraction:
         tree, skipped = scan.parse_recovering(GRAMMAR, self.source)
@@ -108,9 +134,9 @@ class _Extractor:
             elif child.type == "import":
                 self._import(child)
         self._predeclare(root)
-        stack: list[tuple[Node, _Draft | None]] = [(c, None) for c in reversed(root.named_children)]
+        stack: list[_Open] = _members(root, None)
         while stack:
-            node, owner = stack.pop()
+            node, owner, self.siblings, self.position = stack.pop()
             kind = node.type
             if kind in ("class_declaration", "object_declaration", "companion_object"):
                 self._class(node, owner, stack)
@@ -123,13 +149,30 @@ class _Extractor:
             elif kind == "type_alias":
                 self._alias(node, owner)
             elif kind == "ERROR":
-                stack.extend((c, owner) for c in reversed(node.named_children))
+                stack.extend(_members(node, owner))
         if not self.drafts:
             self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
+        self.package_prefix = "".join(f"{p}." for p in self.package)
+        self.star_prefixes = [f"{s}." for s in self.stars]
         self._scan_references(root)
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units,
                               (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
+
+    def _leading_comment(self, node: Node) -> str | None:
+        """`base.leading_comment` for the node the walk is at, stepping back through the parent's
+        children list the walk already holds instead of asking for each `prev_sibling`."""
+        lines: list[str] = []
+        expected_row = node.start_point[0]
+        siblings = self.siblings
+        for index in range(self.position - 1, -1, -1):
+            current = siblings[index]
+            if current.type not in _COMMENTS or current.end_point[0] < expected_row - 1:
+                break
+            lines.append(base.text(current, self.source))
+            expected_row = current.start_point[0]
+        lines.reverse()
+        return "\n".join(lines) if lines else None
 
     def _predeclare(self, root: Node) -> None:
         """Top-level type names first, so an extension's receiver declared later in the file resolves."""
@@ -141,29 +184,85 @@ class _Extractor:
                     self.declared_types.setdefault(simple, ".".join((*self.package, simple)))
 
     def _scan_references(self, root: Node) -> None:
+        """Each call and type name to the innermost draft holding it (`scan.innermost`, inlined).
+
+        One capture name for all three patterns, so the cursor's single list, sorted stably by
+        start byte, is the source order (`scan.captures` order: no two captures start together)."""
         source = self.source
-        seen: set[tuple[int, str, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
-        for draft, node, name in scan.innermost(self.drafts, scan.captures(GRAMMAR, _REFERENCES, root)):
-            key = (id(draft), name, source[node.start_byte : node.end_byte])
+        declared_types = self.declared_types
+        found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root).get("ref", [])
+        found.sort(key=_START)
+        drafts = self.drafts
+        order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
+        spans = [(drafts[i].node.start_byte, drafts[i].node.end_byte, drafts[i]) for i in order]
+        spans.append((_END, _END, drafts[0]))  # a sentinel that never opens
+        stack: list[tuple[int, int, _Draft]] = []
+        index = 0
+        next_start = spans[0][0]
+        end = -1  # where the innermost open draft ends (-1: none open)
+        draft = drafts[0]
+        # Per draft, the (node type, text) already taken: a repeated name is one edge.
+        seen_by_draft: dict[int, set[tuple[str, bytes]]] = {id(draft): set()}
+        seen = seen_by_draft[id(draft)]
+        parsed: dict[tuple[str, bytes], tuple[str, tuple[str, ...]] | None] = {}  # per text, for every draft
+        for node in found:
+            position = node.start_byte
+            if position >= next_start or position >= end:
+                while next_start <= position:
+                    while stack and stack[-1][1] <= next_start:
+                        stack.pop()
+                    stack.append(spans[index])
+                    index += 1
+                    next_start = spans[index][0]
+                while stack and stack[-1][1] <= position:
+                    stack.pop()
+                if not stack:
+                    end = -1
+                    continue
+                end = stack[-1][1]
+                if stack[-1][2] is not draft:
+                    draft = stack[-1][2]
+                    seen = seen_by_draft.setdefault(id(draft), set())
+            kind = node.type
+            spelled = source[position : node.end_byte]
+            key = (kind, spelled)
             if key in seen:
                 continue
             seen.add(key)
-            if name == "type":  # `a.b.Name<Args>`: read from the text, cheaper than its child nodes
-                spelled = key[2].decode("utf-8", "replace").partition("<")[0]
-                segments = tuple(part.strip() for part in spelled.split("."))
-                if all(segments):
-                    draft.refs.append(("type", segments))
-            elif node.type == "identifier":
-                called = key[2].decode("utf-8", "replace")
-                draft.refs.append(("type" if called[:1].isupper() else "call", (called,)))
-            else:
-                parts = node.named_children
-                if len(parts) == 2 and parts[1].type == "identifier":
-                    member = base.text(parts[1], self.source)
-                    if parts[0].type == "this_expression":
-                        draft.refs.append(("own", (member,)))
-                    elif parts[0].type == "identifier" and base.text(parts[0], self.source)[:1].isupper():
-                        draft.refs.append(("static", (base.text(parts[0], self.source), member)))
+            ref = parsed.get(key, _UNPARSED)
+            if ref is _UNPARSED:
+                ref = parsed[key] = self._reference(node, kind, spelled)
+            if ref is None:
+                continue
+            # What `_resolved` would drop anyway (type parameters, `kotlin.*` basics) never becomes a ref.
+            head = ref[1][0]
+            if head in draft.type_params or (head in _BUILTINS and head not in declared_types):
+                continue
+            draft.refs.append(ref)
+
+    def _reference(self, node: Node, kind: str, spelled: bytes) -> tuple[str, tuple[str, ...]] | None:
+        """The ref one captured name makes (or None), from its text: the same text makes the same
+        ref anywhere in the file, so `_scan_references` asks once per text."""
+        text = spelled.decode("utf-8", "replace")
+        if kind == "user_type":  # `a.b.Name<Args>`: read from the text, cheaper than its child nodes
+            if "." in text or "<" in text:
+                segments = tuple([part.strip() for part in text.partition("<")[0].split(".")])
+                return ("type", segments) if all(segments) else None
+            text = text.strip()
+            return ("type", (text,)) if text else None
+        if kind == "identifier":
+            return ("type" if text[:1].isupper() else "call", (text,))
+        if text[:1].isupper():  # `Type.member` (the query admits only `receiver.member`)
+            receiver, member = node.named_child(0), node.named_child(1)
+            if receiver is None or member is None or receiver.type != "identifier":
+                return None
+            return ("static", (base.text(receiver, self.source), base.text(member, self.source)))
+        if text[:4] == "this":
+            receiver, member = node.named_child(0), node.named_child(1)
+            if receiver is None or member is None or receiver.type != "this_expression":
+                return None
+            return ("own", (base.text(member, self.source),))
+        return None
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -172,21 +271,24 @@ class _Extractor:
             return ()
         if node.type == "identifier":
             return (base.text(node, self.source),)
+        spelled = base.text(node, self.source)
+        if _PLAIN_DOTTED.fullmatch(spelled):  # `a.b.C`: its identifiers are the parts between the dots
+            return tuple(spelled.split("."))
         return tuple(base.text(c, self.source) for c in node.named_children if c.type == "identifier")
 
     def _import(self, node: Node) -> None:
-        name = next((c for c in node.named_children if c.type in ("qualified_identifier", "identifier")), None)
+        children = node.children
+        name = next((c for c in children if c.type in ("qualified_identifier", "identifier")), None)
         path = ".".join(self._dotted(name))
         if not path:
             return
-        children = node.children
         alias = children[-1] if len(children) > 2 and children[-2].type == "as" else None
         if any(c.type == "*" for c in children):
             self.stars.append(path)
         else:
             local = base.text(alias, self.source) if alias is not None else path.rpartition(".")[2]
             self.bindings[local] = path
-        self.imports.append(Dependency(path, "import", lookup=(path,)))
+        self.imports.append(Dependency(path, "import", None, (path,)))
 
     def _head(self, node: Node) -> _Head:
         """Modifiers, annotations, type parameters, the extension receiver and the body of a
@@ -223,7 +325,7 @@ class _Extractor:
         draft.top = owner is None
         draft.classes = owner.classes if owner is not None else ()
         draft.type_params = (owner.type_params | head.type_params) if owner is not None else head.type_params
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self._leading_comment(node))
         draft.metadata = {"modifiers": head.modifiers}
         if head.annotations:
             draft.metadata["annotations"] = head.annotations
@@ -231,7 +333,7 @@ class _Extractor:
         self.drafts.append(draft)
         return draft
 
-    def _class(self, node: Node, owner: _Draft | None, stack: list[tuple[Node, _Draft | None]]) -> None:
+    def _class(self, node: Node, owner: _Draft | None, stack: list[_Open]) -> None:
         kind = node.type
         name_node = node.child_by_field_name("name")
         head = self._head(node)
@@ -260,7 +362,7 @@ class _Extractor:
         for spec in supertypes.named_children if supertypes is not None else ():
             self._supertype(spec, draft)
         if body is not None:
-            stack.extend((c, draft) for c in reversed(body.named_children))
+            stack.extend(_members(body, draft))
 
     def _supertype(self, spec: Node, draft: _Draft) -> None:
         inner = spec.named_children[0] if spec.named_child_count else None
@@ -360,53 +462,54 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _type_candidates(self, segments: tuple[str, ...], classes: tuple[str, ...]) -> list[str]:
+    def _type_target(self, segments: tuple[str, ...], classes: tuple[str, ...]) -> tuple[list[str], str]:
+        """The candidates for a type name in Kotlin's lookup order (enclosing classes, declared
+        here, imported, this package, star imports; duplicates kept: callers de-duplicate) and
+        the target to record: a type declared here or imported, else one declared in this file,
+        else the package's spelling (the linker still tries every candidate)."""
         head = segments[0]
         written = ".".join(segments)
-        rest = ".".join(segments[1:])
-        tail = f".{rest}" if rest else ""
-        if head[:1].islower() and len(segments) > 1:
-            return [written]  # already package-qualified (`kotlinx.coroutines.Job`)
+        if head[:1].islower() and len(segments) > 1:  # already package-qualified (`kotlinx.coroutines.Job`)
+            return [written], written
         found = [f"{c}.{written}" for c in classes if c.rpartition(".")[2] != head]
-        if head in self.declared_types:
-            found.append(self.declared_types[head] + tail)
-        if head in self.bindings:
-            found.append(self.bindings[head] + tail)
-        found.append(".".join((*self.package, written)))
-        found += [f"{s}.{written}" for s in self.stars]
-        return list(dict.fromkeys(found))
-
-    def _preferred(self, candidates: list[str], segments: tuple[str, ...]) -> str:
-        """The target to record: a type declared here or imported, else the package's spelling
-        (the linker still tries every candidate)."""
-        head = segments[0]
-        tail = "".join(f".{s}" for s in segments[1:])
-        for prefix in (self.declared_types.get(head), self.bindings.get(head)):
-            if prefix is not None and prefix + tail in candidates:
-                return prefix + tail
-        local = next((c for c in candidates if c in self.declared), None)
-        if local is not None:
-            return local
-        written = ".".join(segments)
-        packaged = ".".join((*self.package, written))
-        return packaged if packaged in candidates else candidates[-1]
+        tail = written[len(head) :]
+        declared_prefix = self.declared_types.get(head)
+        bound = self.bindings.get(head)
+        if declared_prefix is not None:
+            found.append(declared_prefix + tail)
+        if bound is not None:
+            found.append(bound + tail)
+        packaged = self.package_prefix + written
+        found.append(packaged)
+        found += [s + written for s in self.star_prefixes]
+        if declared_prefix is not None:
+            return found, declared_prefix + tail
+        if bound is not None:
+            return found, bound + tail
+        declared = self.declared
+        for candidate in found:
+            if candidate in declared:
+                return found, candidate
+        return found, packaged
 
     def _resolved(self, draft: _Draft) -> list[Dependency | None]:
         deps: list[Dependency | None] = list(self.imports) if draft.top else []
         heritage = {s for via, s in draft.refs if via != "type"} if draft.type in _TYPE_UNITS else set()
         own = ".".join(draft.path)
         declared_types = self.declared_types
+        dependencies = self.dependencies
+        classes = draft.classes
+        type_params = draft.type_params
         for kind, segments in draft.refs:
             head = segments[0]
-            if head in draft.type_params or (head in _BUILTINS and head not in declared_types):
+            if head in type_params or (head in _BUILTINS and head not in declared_types):
                 continue
             if kind == "type" and segments in heritage:
                 continue
-            key = (kind, segments, draft.classes)
-            if key in self.dependencies:
-                dep = self.dependencies[key]
-            else:
-                dep = self.dependencies[key] = self._dependency(kind, segments, draft.classes)
+            key = (kind, segments, classes)
+            dep = dependencies.get(key, _MISSING)
+            if dep is _MISSING:
+                dep = dependencies[key] = self._dependency(kind, segments, classes)
             if dep is not None and not (dep.via == "code_reference" and dep.target == own):
                 deps.append(dep)
         return deps
@@ -414,26 +517,33 @@ class _Extractor:
     def _dependency(self, kind: str, segments: tuple[str, ...], classes: tuple[str, ...]) -> Dependency | None:
         """The edge for one reference: its candidates in Kotlin's lookup order (see the module doc)."""
         if kind in ("type", "superclass", "implements"):
-            candidates = self._type_candidates(segments, classes)
+            candidates, target = self._type_target(segments, classes)
             via = "code_reference" if kind == "type" else kind
-            target = self._preferred(candidates, segments)
         elif kind == "static":
-            owners = self._type_candidates(segments[:1], classes)
-            candidates = [f"{o}.{segments[1]}" for o in owners] + [f"{o}.Companion.{segments[1]}" for o in owners]
-            via, target = "calls", f"{self._preferred(owners, segments[:1])}.{segments[1]}"
+            found, owner = self._type_target(segments[:1], classes)
+            owners = list(dict.fromkeys(found))
+            member = segments[1]
+            candidates = [f"{o}.{member}" for o in owners] + [f"{o}.Companion.{member}" for o in owners]
+            via, target = "calls", f"{owner}.{member}"
         else:
             name = segments[-1]
-            candidates = [f"{c}.{name}" for c in classes] + [f"{c}.Companion.{name}" for c in classes]
+            candidates = [f"{c}.{name}" for c in classes] + [f"{c}.Companion.{name}" for c in classes] if classes else []
             if kind == "call":
                 if name in self.bindings:
                     candidates.append(self.bindings[name])
-                candidates.append(".".join((*self.package, name)))
-                candidates += [f"{s}.{name}" for s in self.stars]
+                candidates.append(self.package_prefix + name)
+                candidates += [s + name for s in self.star_prefixes]
             if not candidates:
                 return None
             via = "calls"
-            target = next((c for c in candidates if c in self.declared), candidates[0])
-        return Dependency(target, via, lookup=tuple(dict.fromkeys(candidates)))
+            target = candidates[0]
+            declared = self.declared
+            for candidate in candidates:
+                if candidate in declared:
+                    target = candidate
+                    break
+        return Dependency(target, via, None, tuple(dict.fromkeys(candidates)))
+
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Kotlin file: declarations outermost first, members in source order."""

@@ -28,10 +28,11 @@ parameters are never edges.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scan
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -59,9 +60,16 @@ _BUILTINS = frozenset(
         "Collection",
     }
 )
+_START = operator.attrgetter("start_byte")
+_END = 1 << 62  # past the end of any file
+_MISSING = Dependency("", "")  # a `dependencies` cache miss (None is a cached "no edge")
 _REFERENCES = """
-(call_expression . [(simple_identifier) (navigation_expression)] @call)
-(user_type) @type
+(call_expression . (simple_identifier) @ref)
+(call_expression
+  . (navigation_expression
+      target: [(self_expression) (simple_identifier)]
+      suffix: (navigation_suffix suffix: (simple_identifier))) @ref)
+(user_type) @ref
 """
 
 
@@ -118,39 +126,90 @@ class _Extractor:
                               (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
 
     def _scan_references(self, root: Node) -> None:
+        """Each call and type name to the innermost draft holding it (`scan.innermost`, inlined).
+
+        One capture name for all three patterns, so the cursor's single list, sorted stably by
+        start byte, is the source order (`scan.captures` order: no two captures start together)."""
         source = self.source
-        seen: set[tuple[int, str, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
-        for draft, node, name in scan.innermost(self.drafts, scan.captures(GRAMMAR, _REFERENCES, root)):
-            key = (id(draft), name, source[node.start_byte : node.end_byte])
+        found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root).get("ref", [])
+        found.sort(key=_START)
+        drafts = self.drafts
+        order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
+        spans = [(drafts[i].node.start_byte, drafts[i].node.end_byte, drafts[i]) for i in order]
+        spans.append((_END, _END, drafts[0]))  # a sentinel that never opens
+        stack: list[tuple[int, int, _Draft]] = []
+        index = 0
+        next_start = spans[0][0]
+        end = -1  # where the innermost open draft ends (-1: none open)
+        draft = drafts[0]
+        # Per draft, the (node type, text) already taken: a repeated name is one edge.
+        seen_by_draft: dict[int, set[tuple[str, bytes]]] = {id(draft): set()}
+        seen = seen_by_draft[id(draft)]
+        for node in found:
+            position = node.start_byte
+            if position >= next_start or position >= end:
+                while next_start <= position:
+                    while stack and stack[-1][1] <= next_start:
+                        stack.pop()
+                    stack.append(spans[index])
+                    index += 1
+                    next_start = spans[index][0]
+                while stack and stack[-1][1] <= position:
+                    stack.pop()
+                if not stack:
+                    end = -1
+                    continue
+                end = stack[-1][1]
+                if stack[-1][2] is not draft:
+                    draft = stack[-1][2]
+                    seen = seen_by_draft.setdefault(id(draft), set())
+            kind = node.type
+            spelled = source[position : node.end_byte]
+            key = (kind, spelled)
             if key in seen:
                 continue
             seen.add(key)
-            if name == "type":
-                if node.parent is not None and node.parent.type == "attribute":
+            if kind == "user_type":
+                parent = node.parent
+                if parent is not None and parent.type == "attribute":
                     continue  # `@available`, `@MainActor`: attributes, not types the code uses
                 # `Outer.Inner<T>` read from the text: cheaper than the node's children.
-                spelled = key[2].decode("utf-8", "replace").partition("<")[0]
-                segments = tuple(part.strip() for part in spelled.split("."))
-                if all(segments):
-                    draft.refs.append(("type", segments))
-            elif node.type == "simple_identifier":
-                called = key[2].decode("utf-8", "replace")
-                draft.refs.append(("type" if called[:1].isupper() else "call", (called,)))
-            else:
+                text = spelled.decode("utf-8", "replace")
+                if "." in text or "<" in text:
+                    segments = tuple([part.strip() for part in text.partition("<")[0].split(".")])
+                    if not all(segments):
+                        continue
+                    ref = ("type", segments)
+                else:
+                    text = text.strip()
+                    if not text:
+                        continue
+                    ref = ("type", (text,))
+            elif kind == "simple_identifier":
+                called = spelled.decode("utf-8", "replace")
+                ref = ("type" if called[:1].isupper() else "call", (called,))
+            else:  # `receiver.member` (the query admits only a name or `self` as the receiver)
                 target = node.child_by_field_name("target")
                 suffix = node.child_by_field_name("suffix")
                 member = suffix.child_by_field_name("suffix") if suffix is not None else None
-                if target is None or member is None or member.type != "simple_identifier":
+                if target is None or member is None:
                     continue
-                name_text = base.text(member, self.source)
+                name_text = base.text(member, source)
                 if target.type == "self_expression":
-                    draft.refs.append(("own", (name_text,)))
-                elif target.type == "simple_identifier":
-                    receiver = base.text(target, self.source)
+                    ref = ("own", (name_text,))
+                else:
+                    receiver = base.text(target, source)
                     if receiver == "Self":
-                        draft.refs.append(("own", (name_text,)))
+                        ref = ("own", (name_text,))
                     elif receiver[:1].isupper():
-                        draft.refs.append(("static", (receiver, name_text)))
+                        ref = ("static", (receiver, name_text))
+                    else:
+                        continue
+            # What `_resolved` would drop anyway (type parameters, standard-library names) never becomes a ref.
+            head = ref[1][0]
+            if head in draft.type_params or head in _BUILTINS:
+                continue
+            draft.refs.append(ref)
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -295,17 +354,19 @@ class _Extractor:
         deps: list[Dependency | None] = list(self.imports) if draft.top else []
         heritage = {s for via, s in draft.refs if via in ("superclass", "implements")}
         own = ".".join(draft.path)
+        dependencies = self.dependencies
+        types = draft.types
+        type_params = draft.type_params
         for kind, segments in dict.fromkeys(draft.refs):
             head = segments[0]
-            if head in draft.type_params or head in _BUILTINS:
+            if head in type_params or head in _BUILTINS:
                 continue
             if kind == "type" and segments in heritage:
                 continue
-            key = (kind, segments, draft.types)
-            if key in self.dependencies:
-                dep = self.dependencies[key]
-            else:
-                dep = self.dependencies[key] = self._dependency(kind, segments, draft.types)
+            key = (kind, segments, types)
+            dep = dependencies.get(key, _MISSING)
+            if dep is _MISSING:
+                dep = dependencies[key] = self._dependency(kind, segments, types)
             if dep is None:
                 continue
             if dep.via == "code_reference" and own in dep.lookup and draft.type != "method":
@@ -329,8 +390,13 @@ class _Extractor:
             via = "calls"
         if not candidates:
             return None
-        target = next((c for c in candidates if c in self.declared), candidates[-1] if via != "calls" else candidates[0])
-        return Dependency(target, via, lookup=tuple(candidates))
+        target = candidates[-1] if via != "calls" else candidates[0]
+        declared = self.declared
+        for candidate in candidates:
+            if candidate in declared:
+                target = candidate
+                break
+        return Dependency(target, via, None, tuple(candidates))
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Swift file: declarations outermost first, members in source order."""
