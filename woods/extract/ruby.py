@@ -457,7 +457,8 @@ def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency,
 
 # What the references need (the whole scan of a template's Ruby, `erb.py`).
 REFERENCE_PATTERNS = """
-[(constant) (scope_resolution)] @const
+(constant) @constant
+(scope_resolution) @scope_resolution
 (call method: (constant) @method_constant)
 (call receiver: [(constant) (scope_resolution)]) @constant_call
 (call !receiver method: (identifier) @_special_name
@@ -465,11 +466,14 @@ REFERENCE_PATTERNS = """
 (assignment left: [(constant) (scope_resolution)]) @constant_assignment
 [(class) (module)] @namespace
 """
-# Plus what a Ruby file's declaration walk and file-level requires need.
+# Plus what a Ruby file's declaration walk and file-level requires need. Receiver-less calls
+# count only where `_is_class_level` may hold: statements of a class/module body here, those of
+# a `DSL_BLOCKS` block the walk enters itself (`_Walker._dsl_block`; a query pattern reaching
+# into blocks costs more than it saves). Elsewhere the walk records nothing for them.
 _SCAN_QUERY_SOURCE = REFERENCE_PATTERNS + """
 [(method) (singleton_method) (singleton_class)] @definition
-(body_statement (call !receiver) @statement_call)
-(block_body (call !receiver) @statement_call)
+[(class (body_statement (call !receiver) @statement_call))
+ (module (body_statement (call !receiver) @statement_call))]
 (call !receiver method: (identifier) @_visibility_name
   (#any-of? @_visibility_name "private" "protected" "public" "private_class_method" "public_class_method")) @visibility_call
 (body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
@@ -564,7 +568,7 @@ class RubyScan:
     def _sweep(self, captures: dict[str, list[Node]]) -> None:
         items: list[tuple[int, int, int, int, Node]] = []
         for order, name in enumerate(
-            ("namespace", "definition", "constant_assignment", "constant_call", "special", "const")
+            ("namespace", "definition", "constant_assignment", "constant_call", "special", "scope_resolution", "constant")
         ):
             for node in captures.get(name, ()):
                 start, end = node.start_byte, node.end_byte
@@ -574,47 +578,47 @@ class RubyScan:
                 items.append((start, -end, order, len(items), node))
         items.sort()  # pre-order: by start, the enclosing node first (the index breaks no real tie)
         method_constants = {n.start_byte for n in captures.get("method_constant", ())}
-        source, events = self.source, self.events
-        stack: list[_Open] = [_Open(len(source) + 1, True, True, -1, _ALL)]
+        source, events, reach_of = self.source, self.events, self.reach
+        parent = _Open(len(source) + 1, True, True, -1, _ALL)
+        stack: list[_Open] = [parent]
         last_position = -1
         for start, negative_end, order, _index, node in items:
-            while stack[-1].end <= start:
+            if parent.end <= start:
                 stack.pop()
-            parent = stack[-1]
+                while stack[-1].end <= start:
+                    stack.pop()
+                parent = stack[-1]
             kept = parent.kept
             reach = parent.reach and (kept is None or any(low <= start < high for low, high in kept))
+            if order == 6:  # a constant: a leaf, nothing below it to place
+                if reach and start not in method_constants:
+                    name = source[start:-negative_end].decode("utf-8", "replace")
+                    events.append((start, parent.namespace, _CONSTANT, (name, False)))
+                continue
             top = parent.top
             namespace = parent.namespace
             end = -negative_end
-            if order == 5:  # constant / scope_resolution
-                if node.type == "constant":
-                    if reach and start not in method_constants:
-                        name = source[start:end].decode("utf-8", "replace")
-                        events.append((start, namespace, _CONSTANT, (name, False)))
-                    continue
+            if order == 5:  # scope_resolution
                 resolved = constant_path(node, source)
                 if reach and resolved is not None:
                     events.append((start, namespace, _CONSTANT, resolved))
-                stack.append(_Open(end, reach, top, namespace, _ALL if resolved is None else _NONE))
-                continue
-            if order == 0:  # class / module: references below belong to its units
-                self.reach[(start, end)] = reach
-                stack.append(_Open(end, reach, False, start, _ALL))
-                continue
-            if order == 1:  # method / singleton_method / singleton_class
-                self.reach[(start, end)] = reach
-                stack.append(_Open(end, reach, False, namespace, _ALL))
-                continue
-            if order == 2:  # `Const = …`: only the right side is walked
-                self.reach[(start, end)] = reach
+                parent = _Open(end, reach, top, namespace, _ALL if resolved is None else _NONE)
+            elif order == 0:  # class / module: references below belong to its units
+                reach_of[(start, end)] = reach
+                parent = _Open(end, reach, False, start, _ALL)
+            elif order == 1:  # method / singleton_method / singleton_class
+                reach_of[(start, end)] = reach
+                parent = _Open(end, reach, False, namespace, _ALL)
+            elif order == 2:  # `Const = …`: only the right side is walked
+                reach_of[(start, end)] = reach
                 right = node.child_by_field_name("right")
                 kept = ((right.start_byte, right.end_byte),) if right is not None else _NONE
-                stack.append(_Open(end, reach, top, namespace, kept))
-                continue
-            if order == 3:  # `Const.method(…)`
-                stack.append(self._constant_call(node, start, end, reach, top, namespace))
-                continue
-            stack.append(self._special(node, start, end, reach, top, namespace))
+                parent = _Open(end, reach, top, namespace, kept)
+            elif order == 3:  # `Const.method(…)`
+                parent = self._constant_call(node, start, end, reach, top, namespace)
+            else:
+                parent = self._special(node, start, end, reach, top, namespace)
+            stack.append(parent)
         events.sort(key=lambda event: event[0])
         for position, *_rest in events:
             if position <= last_position:
@@ -937,8 +941,10 @@ class _Walker:
     def _visit_call(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
         name = call_name(node, self.source)
         receiver = node.child_by_field_name("receiver")
+        class_level = False
         if receiver is None and scope.owner is not None and node.parent is not None:
-            if _is_class_level(node, self.source):
+            class_level = _is_class_level(node, self.source)
+            if class_level:
                 scope.owner.dsl_calls.append(node)
             if name in VISIBILITY_CALLS or name in ("private_class_method", "public_class_method"):
                 for arg in call_arguments(node):
@@ -948,6 +954,8 @@ class _Walker:
                         prefix = "." if name.endswith("_class_method") else ""
                         scope.owner.explicit_visibility[prefix + symbol] = label
         block = call_block(node)
+        if class_level and name in DSL_BLOCKS and block is not None and self.scan is not None:
+            return self._dsl_block(node, name, block, scope)
         if receiver is None and name == "class_methods" and block is not None:
             inner = _Scope(scope.nesting, scope.owner, True, ["public"])
             return [(block, inner)]
@@ -955,6 +963,31 @@ class _Walker:
             wrapped = _Scope(scope.nesting, scope.owner, scope.singleton, [name])
             return [(c, wrapped) for c in reversed(call_arguments(node))]
         return self._children(node, scope)
+
+    def _dsl_block(self, node: Node, name: str | None, block: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
+        """What the walk visits below a class-level `DSL_BLOCKS` call when the scan skips subtrees:
+        what `_children` keeps (only the block for `class_methods`, with its scope), except that
+        every statement of the block is visited — they are class-level statements the scan does
+        not mark (`_SCAN_QUERY_SOURCE`)."""
+        scan = self.scan
+        assert scan is not None
+        pending: list[tuple[Node, _Scope]] = []
+        if name == "class_methods":
+            children, inner = [block], _Scope(scope.nesting, scope.owner, True, ["public"])
+        else:
+            children, inner = node.children, scope
+        for child in children:
+            if child != block:
+                if scan.holds_walker_nodes(child):
+                    pending.append((child, scope))
+                continue
+            for part in block.children:
+                if part.type in ("body_statement", "block_body"):
+                    pending.extend((statement, inner) for statement in part.children)
+                elif scan.holds_walker_nodes(part):
+                    pending.append((part, inner))
+        pending.reverse()
+        return pending
 
     def _namespace_identifier(self, written: str, absolute: bool, scope: _Scope) -> str:
         if absolute or not scope.nesting:
