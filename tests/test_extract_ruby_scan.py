@@ -172,3 +172,16 @@ def test_erb_facts_equal_the_walk(template: Path) -> None:
     ]
     assert [n.id for n in facts["render_call"]] == renders
     assert references == ruby.collect_references(root, code, (), "view.html.erb")
+
+
+@pytest.mark.parametrize(("path", "data"), CASES, ids=[path for path, _data in CASES])
+def test_spelled_receiverless_calls_equal_the_query(path: str, data: bytes) -> None:
+    """The leaf lookups keep exactly the calls of `receiverless_calls` whose name begins with a match."""
+    tree = base.parse("ruby", data)
+    spelling = re.compile(rb"render|[a-z_]+_table|add_[a-z]+|require|[a-z]")
+    wanted = re.compile(r"^(render|[a-z_]+_table|add_[a-z]+|require|[a-z])")
+    for node in [tree.root_node, *(n for n in base.walk(tree.root_node) if n.type in ("class", "method"))]:
+        for within in (None, (node.start_byte + 1, max(node.start_byte + 1, node.end_byte - 2))):
+            queried = [(n.id, name) for n, name in ruby.receiverless_calls(node, data, within) if wanted.match(name)]
+            spelled = ruby.spelled_receiverless_calls(node, data, spelling, within)
+            assert [(n.id, name) for n, name in spelled] == queried

@@ -526,6 +526,34 @@ def receiverless_calls(node: Node, source: bytes, within: tuple[int, int] | None
     return [(call, name) for _start, call, name in found]
 
 
+def spelled_receiverless_calls(
+    node: Node, source: bytes, spelling: re.Pattern[bytes], within: tuple[int, int] | None = None
+) -> list[tuple[Node, str]]:
+    """`receiverless_calls(node, source, within)` restricted to the calls whose method name begins
+    with a match of `spelling` — for callers that keep only such names (`render`, migration
+    operations). Instead of a traversal of the subtree, the leaf at each match (overlapping
+    matches included) is looked up and kept when it is the identifier method of a receiver-less
+    call inside the range. Matches come in byte order, so the calls do too (pre-order)."""
+    low, high = within or (node.start_byte, node.end_byte)
+    found: list[tuple[Node, str]] = []
+    match = spelling.search(source, low, high)
+    while match is not None:
+        start = match.start()
+        leaf = node.descendant_for_byte_range(start, match.end())
+        call = leaf.parent if leaf is not None and leaf.type == "identifier" and leaf.start_byte == start else None
+        if (
+            leaf is not None
+            and call is not None
+            and call.type == "call"
+            and call.end_byte <= high
+            and call.child_by_field_name("receiver") is None
+            and call.child_by_field_name("method") == leaf
+        ):
+            found.append((call, source[start : leaf.end_byte].decode("utf-8", "replace")))
+        match = spelling.search(source, start + 1, high)
+    return found
+
+
 class _Open(NamedTuple):
     """A node of the sweep whose subtree is still being read (the innermost is on top)."""
 
