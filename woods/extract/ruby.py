@@ -172,10 +172,7 @@ def constant_path(node: Node | None, source: bytes) -> tuple[str, bool] | None:
 
 
 def _dedup(items: list[str]) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(items))  # first occurrences, in order
 
 
 def lexical_candidates(path: str, absolute: bool, nesting: tuple[str, ...]) -> tuple[str, ...]:
@@ -191,6 +188,8 @@ def lexical_candidates(path: str, absolute: bool, nesting: tuple[str, ...]) -> t
     strict = [f"{entry}::{path}" for entry in nesting] + [path]
     extras: list[str] = []
     for entry in nesting:
+        if "::" not in entry:
+            continue  # a top-level name: no parents
         parts = entry.split("::")
         for cut in range(len(parts) - 1, 0, -1):
             prefix = "::".join(parts[:cut])
@@ -1171,16 +1170,16 @@ def _is_class_level(node: Node, source: bytes) -> bool:
     return False
 
 
+# The sigil each kind of parameter is spelled with.
+_PARAMETER_SIGILS = {"splat_parameter": "*", "hash_splat_parameter": "**", "block_parameter": "&"}
+
+
 def parameter_names(params: Node | None, source: bytes) -> list[str]:
     """Parameter names with their Ruby sigils (`a`, `b = …` → `b`, `*rest`, `k:`, `**opts`, `&blk`)."""
     if params is None:
         return []
     names: list[str] = []
-    sigils = {
-        "splat_parameter": "*",
-        "hash_splat_parameter": "**",
-        "block_parameter": "&",
-    }
+    sigils = _PARAMETER_SIGILS
     for child in params.named_children:
         if child.type == "identifier":
             names.append(node_text(child, source))
