@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_extract_ruby_walk import _generated
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, erb, ruby
 
@@ -185,3 +185,25 @@ def test_spelled_receiverless_calls_equal_the_query(path: str, data: bytes) -> N
             queried = [(n.id, name) for n, name in ruby.receiverless_calls(node, data, within) if wanted.match(name)]
             spelled = ruby.spelled_receiverless_calls(node, data, spelling, within)
             assert [(n.id, name) for n, name in spelled] == queried
+
+
+def _reference_cases() -> list[tuple[str, bytes]]:
+    cases = list(CASES)
+    for template in ERB_FILES:
+        source = template.read_bytes()
+        code, _root = erb.ruby_view(source, base.parse("embedded_template", source).root_node)
+        cases.append((template.name, code))
+    return cases
+
+
+@pytest.mark.parametrize(("path", "data"), _reference_cases(), ids=[path for path, _data in _reference_cases()])
+def test_spelled_reference_captures_equal_the_query(path: str, data: bytes) -> None:
+    root = base.parse("ruby", data).root_node
+    spelled = ruby.spelled_reference_captures(root, data)
+    if root.has_error:
+        assert spelled is None
+        return
+    assert spelled is not None
+    queried = QueryCursor(ruby.scan_query(ruby.REFERENCE_PATTERNS)).captures(root)
+    for name in set(spelled) | {name for name in queried if not name.startswith("_")}:
+        assert sorted(n.id for n in spelled.get(name, [])) == sorted(n.id for n in queried.get(name, [])), name

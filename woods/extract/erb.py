@@ -32,6 +32,7 @@ from woods.extract.ruby import (
     dedup_dependencies,
     hash_options,
     scan_query,
+    spelled_reference_captures,
     string_value,
 )
 from woods.units import Dependency, FileExtraction, Unit
@@ -124,11 +125,11 @@ def _fact_nodes(root: Node, code: bytes, file_path: str) -> tuple[dict[str, list
     """The view's `render` calls, route-helper-like identifiers and instance variables (source
     order), and its references (`collect_references` from the root).
 
-    The references come from one query over the Ruby view. The facts come from the same query
-    when the tree has syntax errors; otherwise from the code's bytes: every fact node contains a
-    spelling the bytes show (`@`, `_path`/`_url` at its end, `render`), and a lookup of the leaf
-    at each spelling keeps exactly the nodes the query patterns (`_FACT_QUERY_SOURCE`) match — a
-    few lookups instead of the query testing every identifier of the view."""
+    When the Ruby view has syntax errors, one query over it finds everything. Otherwise the
+    code's bytes do: every node the query patterns match (`REFERENCE_PATTERNS`,
+    `_FACT_QUERY_SOURCE`) holds a spelling the bytes show (`@`, `_path`/`_url` at its end,
+    `render`, an uppercase letter, `::` …), and a lookup of the leaf at each spelling keeps exactly
+    those nodes (`spelled_reference_captures`) — a few lookups instead of a traversal of the view."""
     if root.has_error:  # missing (zero-width) nodes and error recovery: let the query decide
         scan = RubyScan(root, code, file_path, scan_query(REFERENCE_PATTERNS + _FACT_QUERY_SOURCE))
         captures = scan.captures
@@ -138,7 +139,7 @@ def _fact_nodes(root: Node, code: bytes, file_path: str) -> tuple[dict[str, list
             for kind in ("render_call", "identifier", "instance_variable")
         }
     else:
-        scan = RubyScan(root, code, file_path, scan_query(REFERENCE_PATTERNS))
+        scan = RubyScan(root, code, file_path, scan_query(REFERENCE_PATTERNS), spelled_reference_captures(root, code))
         facts = {
             "render_call": _leaf_facts(root, code, _RENDER_SPELLING, _render_call),
             "identifier": _leaf_facts(root, code, _ROUTE_HELPER_SPELLING, _route_helper_identifier),

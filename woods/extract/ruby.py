@@ -466,25 +466,22 @@ REFERENCE_PATTERNS = """
 [(class) (module)] @namespace
 """
 # Plus what a Ruby file's declaration walk and file-level requires need. Receiver-less calls
-# count only where `_is_class_level` may hold: statements of a class/module body here, those of
-# a `DSL_BLOCKS` block the walk enters itself (`_Walker._dsl_block`; a query pattern reaching
-# into blocks costs more than it saves). Elsewhere the walk records nothing for them.
+# need no pattern: the walk records them only where `_is_class_level` holds, in statements of
+# a class/module body (which it visits all of) or of a `DSL_BLOCKS` block (which it enters
+# itself, `_Walker._dsl_block`; a query pattern reaching into blocks costs more than it saves).
 _SCAN_QUERY_SOURCE = REFERENCE_PATTERNS + """
 [(method) (singleton_method) (singleton_class)] @definition
-[(class (body_statement (call !receiver) @statement_call))
- (module (body_statement (call !receiver) @statement_call))]
 (call !receiver method: (identifier) @_visibility_name
   (#any-of? @_visibility_name "private" "protected" "public" "private_class_method" "public_class_method")) @visibility_call
 (body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
 (ERROR) @error
 """
 # Captures whose subtrees the declaration walk (`_Walker`) must enter: everything it records
-# (declarations, class-body calls, visibility words and calls, factories, error recovery).
+# (declarations, visibility words and calls, factories, error recovery).
 _WALKER_CAPTURES = (
     "namespace",
     "definition",
     "constant_assignment",
-    "statement_call",
     "visibility_call",
     "word",
     "error",
@@ -553,6 +550,81 @@ def spelled_receiverless_calls(
     return found
 
 
+# Byte spellings of what `REFERENCE_PATTERNS` capture (`spelled_reference_captures`): a constant
+# begins with an uppercase letter (a non-ASCII lead byte too, to be safe), a scope resolution
+# holds `::`, a class or module begins with its keyword, a mixin or require call with its name.
+_CONSTANT_SPELLING = re.compile(rb"[A-Z\xc0-\xff]")
+_SCOPE_SPELLING = re.compile(rb"::")
+_NAMESPACE_SPELLING = re.compile(rb"class|module")
+_SPECIAL_SPELLING = re.compile(rb"include|extend|prepend|require")
+_SPECIAL_CALLS = frozenset(MIXIN_VIAS) | REQUIRE_CALLS
+
+
+def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes]) -> list[Node]:
+    """The leaf starting at each match of `spelling` (overlapping matches too), in byte order."""
+    found: list[Node] = []
+    match = spelling.search(source)
+    while match is not None:
+        start = match.start()
+        leaf = root.descendant_for_byte_range(start, match.end())
+        if leaf is not None and leaf.start_byte == start:
+            found.append(leaf)
+        match = spelling.search(source, start + 1)
+    return found
+
+
+def spelled_reference_captures(root: Node, source: bytes) -> dict[str, list[Node]] | None:
+    """What `QueryCursor(scan_query(REFERENCE_PATTERNS)).captures(root)` returns (as lists in
+    byte order; `RubyScan` sorts them anyway), found by looking up the leaf at each byte spelling
+    of a captured node and checking the pattern around it — cheaper than the query's traversal
+    when spellings are few (the Ruby of a template). None for a tree with syntax errors (error
+    recovery and missing nodes: the query decides)."""
+    if root.has_error:
+        return None
+    constants = [leaf for leaf in _spelled_leaves(root, source, _CONSTANT_SPELLING) if leaf.type == "constant"]
+    scopes = [
+        leaf.parent
+        for leaf in _spelled_leaves(root, source, _SCOPE_SPELLING)
+        if leaf.type == "::" and leaf.parent is not None and leaf.parent.type == "scope_resolution"
+    ]
+    captures: dict[str, list[Node]] = {
+        "constant": constants,
+        "scope_resolution": [node for node in scopes if node is not None],
+        "method_constant": [],
+        "constant_call": [],
+        "constant_assignment": [],
+        "special": [],
+        "namespace": [],
+    }
+    for node in (*constants, *captures["scope_resolution"]):
+        parent = node.parent
+        if parent is None:
+            continue
+        if parent.type == "call":
+            if node.type == "constant" and parent.child_by_field_name("method") == node:
+                captures["method_constant"].append(node)
+            if parent.child_by_field_name("receiver") == node:
+                captures["constant_call"].append(parent)
+        elif parent.type == "assignment" and parent.child_by_field_name("left") == node:
+            captures["constant_assignment"].append(parent)
+    for leaf in _spelled_leaves(root, source, _SPECIAL_SPELLING):
+        call = leaf.parent
+        if (
+            leaf.type == "identifier"
+            and call is not None
+            and call.type == "call"
+            and source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace") in _SPECIAL_CALLS
+            and call.child_by_field_name("receiver") is None
+            and call.child_by_field_name("method") == leaf
+        ):
+            captures["special"].append(call)
+    for leaf in _spelled_leaves(root, source, _NAMESPACE_SPELLING):
+        namespace = leaf.parent
+        if leaf.type in ("class", "module") and namespace is not None and namespace.type == leaf.type:
+            captures["namespace"].append(namespace)
+    return captures
+
+
 class _Open(NamedTuple):
     """A node of the sweep whose subtree is still being read (the innermost is on top)."""
 
@@ -569,10 +641,20 @@ class RubyScan:
     with zero-width candidate nodes, or a root the file-level walk never reaches). A query of
     `REFERENCE_PATTERNS` only serves `references(root_node, …)` (no declarations, no file requires)."""
 
-    def __init__(self, root: Node, source: bytes, file_path: str, query: Query | None = None) -> None:
+    def __init__(
+        self,
+        root: Node,
+        source: bytes,
+        file_path: str,
+        query: Query | None = None,
+        captures: dict[str, list[Node]] | None = None,
+    ) -> None:
+        """`captures`, when given, stand for the query's (those of `REFERENCE_PATTERNS`, found
+        another way: `spelled_reference_captures`)."""
         self.source = source
         self.file_path = file_path
-        captures = QueryCursor(query or scan_query()).captures(root)
+        if captures is None:
+            captures = QueryCursor(query or scan_query()).captures(root)
         self.captures = captures
         marks = [n.start_byte for name in _WALKER_CAPTURES for n in captures.get(name, ())]
         marks.sort()
