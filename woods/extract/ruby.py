@@ -554,22 +554,31 @@ def spelled_receiverless_calls(
 # begins with an uppercase letter (a non-ASCII lead byte too, to be safe), a scope resolution
 # holds `::`, a class or module begins with its keyword, a mixin or require call with its name.
 _CONSTANT_SPELLING = re.compile(rb"[A-Z\xc0-\xff]")
-_SCOPE_SPELLING = re.compile(rb"::")
-_NAMESPACE_SPELLING = re.compile(rb"class|module")
-_SPECIAL_SPELLING = re.compile(rb"include|extend|prepend|require")
+_SCOPE_SPELLING = (b"::",)
+# Plain words are looked for with `bytes.find` (a regex alternation scans ~10x slower).
+_NAMESPACE_SPELLING = (b"class", b"module")
+_SPECIAL_SPELLING = (b"include", b"extend", b"prepend", b"require")
 _SPECIAL_CALLS = frozenset(MIXIN_VIAS) | REQUIRE_CALLS
 
 
-def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes]) -> list[Node]:
-    """The leaf starting at each match of `spelling` (overlapping matches too), in byte order."""
+def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes] | tuple[bytes, ...]) -> list[Node]:
+    """The leaf starting at each match of `spelling` (words: every occurrence, overlapping ones
+    too; a pattern: a character class), in byte order."""
+    spans: list[tuple[int, int]] = []
+    if isinstance(spelling, tuple):
+        for word in spelling:
+            start = source.find(word)
+            while start != -1:
+                spans.append((start, start + len(word)))
+                start = source.find(word, start + 1)
+        spans.sort()
+    else:  # a character class: its matches cannot overlap
+        spans = [match.span() for match in spelling.finditer(source)]
     found: list[Node] = []
-    match = spelling.search(source)
-    while match is not None:
-        start = match.start()
-        leaf = root.descendant_for_byte_range(start, match.end())
+    for start, end in spans:
+        leaf = root.descendant_for_byte_range(start, end)
         if leaf is not None and leaf.start_byte == start:
             found.append(leaf)
-        match = spelling.search(source, start + 1)
     return found
 
 
