@@ -29,7 +29,7 @@ subtrees the declaration walk may skip — so Python touches a few node kinds in
 `collect_references` stays the reference walk: the scan answers "use the walk" whenever it cannot
 place a node by byte ranges, and tests/test_extract_ruby_scan.py holds the two equal. Where the
 nodes wanted are few and spelled by known bytes (a template's Ruby, `render` calls, migration
-operations), looking up the leaf at each spelling in an error-free tree replaces a query's
+operations), looking up the leaf at each spelling replaces a query's
 traversal (`spelled_reference_captures`, `spelled_receiverless_calls`; held equal by the same tests).
 """
 
