@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_extract_ruby_walk import _generated
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, erb, ruby
 
@@ -172,3 +172,38 @@ def test_erb_facts_equal_the_walk(template: Path) -> None:
     ]
     assert [n.id for n in facts["render_call"]] == renders
     assert references == ruby.collect_references(root, code, (), "view.html.erb")
+
+
+@pytest.mark.parametrize(("path", "data"), CASES, ids=[path for path, _data in CASES])
+def test_spelled_receiverless_calls_equal_the_query(path: str, data: bytes) -> None:
+    """The leaf lookups keep exactly the calls of `receiverless_calls` whose name begins with a match."""
+    tree = base.parse("ruby", data)
+    spelling = re.compile(rb"render|[a-z_]+_table|add_[a-z]+|require|[a-z]")
+    wanted = re.compile(r"^(render|[a-z_]+_table|add_[a-z]+|require|[a-z])")
+    for node in [tree.root_node, *(n for n in base.walk(tree.root_node) if n.type in ("class", "method"))]:
+        for within in (None, (node.start_byte + 1, max(node.start_byte + 1, node.end_byte - 2))):
+            queried = [(n.id, name) for n, name in ruby.receiverless_calls(node, data, within) if wanted.match(name)]
+            spelled = ruby.spelled_receiverless_calls(node, data, spelling, within)
+            assert [(n.id, name) for n, name in spelled] == queried
+
+
+def _reference_cases() -> list[tuple[str, bytes]]:
+    cases = list(CASES)
+    for template in ERB_FILES:
+        source = template.read_bytes()
+        code, _root = erb.ruby_view(source, base.parse("embedded_template", source).root_node)
+        cases.append((template.name, code))
+    return cases
+
+
+@pytest.mark.parametrize(("path", "data"), _reference_cases(), ids=[path for path, _data in _reference_cases()])
+def test_spelled_reference_captures_equal_the_query(path: str, data: bytes) -> None:
+    root = base.parse("ruby", data).root_node
+    spelled = ruby.spelled_reference_captures(root, data)
+    if root.has_error:
+        assert spelled is None
+        return
+    assert spelled is not None
+    queried = QueryCursor(ruby.scan_query(ruby.REFERENCE_PATTERNS)).captures(root)
+    for name in set(spelled) | {name for name in queried if not name.startswith("_")}:
+        assert sorted(n.id for n in spelled.get(name, [])) == sorted(n.id for n in queried.get(name, [])), name

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+from collections.abc import Callable
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -31,6 +32,7 @@ from woods.extract.ruby import (
     dedup_dependencies,
     hash_options,
     scan_query,
+    spelled_reference_captures,
     string_value,
 )
 from woods.units import Dependency, FileExtraction, Unit
@@ -73,12 +75,27 @@ def partial_path(reference: str, view_rel: str | None, suffix: str) -> str:
 def ruby_view(source: bytes, template: Node) -> tuple[bytes, Node]:
     """The template with everything but Ruby code blanked (same length, same newlines), and its tree."""
     buffer = bytearray(source.translate(_BLANK))
-    for child in sorted(QueryCursor(_code_query()).captures(template).get("code", []), key=_start_byte):
+    for child in _code_nodes(template):
         buffer[child.start_byte : child.end_byte] = source[child.start_byte : child.end_byte]
         if child.end_byte < len(buffer) and buffer[child.end_byte] != 0x0A:
             buffer[child.end_byte] = ord(";")
     blanked = bytes(buffer)
     return blanked, base.parse("ruby", blanked).root_node
+
+
+def _code_nodes(template: Node) -> list[Node]:
+    """The `code` of every `<% %>` / `<%= %>` directive, in source order. A template without
+    syntax errors is flat (directives are children of the root), so its children are read
+    directly; otherwise the query finds directives wherever error recovery put them."""
+    if template.has_error:
+        return sorted(QueryCursor(_code_query()).captures(template).get("code", []), key=_start_byte)
+    return [
+        code
+        for child in template.children
+        if child.type in _CODE_DIRECTIVES
+        for code in child.named_children
+        if code.type == "code"
+    ]
 
 
 # Every byte but a newline becomes a space (what `_NOT_NEWLINE.sub(b" ", …)` does, in one C pass).
@@ -106,18 +123,77 @@ def _code_query() -> Query:
 
 def _fact_nodes(root: Node, code: bytes, file_path: str) -> tuple[dict[str, list[Node]], list[tuple[int, Dependency]]]:
     """The view's `render` calls, route-helper-like identifiers and instance variables (source
-    order), and its references (`collect_references` from the root), from one query over the Ruby view."""
-    scan = RubyScan(root, code, file_path, scan_query(REFERENCE_PATTERNS + _FACT_QUERY_SOURCE))
-    captures = scan.captures
-    # A query lists captures by match, not strictly by position: sort (no two share a start byte).
-    facts = {
-        kind: sorted(captures.get(kind, []), key=_start_byte)
-        for kind in ("render_call", "identifier", "instance_variable")
-    }
+    order), and its references (`collect_references` from the root).
+
+    When the Ruby view has syntax errors, one query over it finds everything. Otherwise the
+    code's bytes do: every node the query patterns match (`REFERENCE_PATTERNS`,
+    `_FACT_QUERY_SOURCE`) holds a spelling the bytes show (`@`, `_path`/`_url` at its end,
+    `render`, an uppercase letter, `::` …), and a lookup of the leaf at each spelling keeps exactly
+    those nodes (`spelled_reference_captures`) — a few lookups instead of a traversal of the view."""
+    if root.has_error:  # missing (zero-width) nodes and error recovery: let the query decide
+        scan = RubyScan(root, code, file_path, scan_query(REFERENCE_PATTERNS + _FACT_QUERY_SOURCE))
+        captures = scan.captures
+        # A query lists captures by match, not strictly by position: sort (no two share a start byte).
+        facts = {
+            kind: sorted(captures.get(kind, []), key=_start_byte)
+            for kind in ("render_call", "identifier", "instance_variable")
+        }
+    else:
+        scan = RubyScan(root, code, file_path, scan_query(REFERENCE_PATTERNS), spelled_reference_captures(root, code))
+        facts = {
+            "render_call": _leaf_facts(root, code, _RENDER_SPELLING, _render_call),
+            "identifier": _leaf_facts(root, code, _ROUTE_HELPER_SPELLING, _route_helper_identifier),
+            "instance_variable": _leaf_facts(root, code, _IVAR_SPELLING, _instance_variable),
+        }
     references = scan.references(root, ())
     if references is None:
         references = collect_references(root, code, (), file_path)
     return facts, references
+
+
+# Byte spellings of the facts (`_leaf_facts`): a fact's leaf holds one, and the check beside it
+# says whether the leaf found there is the node the query pattern would capture.
+_RENDER_SPELLING = re.compile(rb"render")
+_ROUTE_HELPER_SPELLING = re.compile(rb"_(?:path|url)")
+_IVAR_SPELLING = re.compile(rb"@")
+
+
+def _leaf_facts(
+    root: Node, code: bytes, spelling: re.Pattern[bytes], check: Callable[[Node, int, int], Node | None]
+) -> list[Node]:
+    """The nodes `check` accepts at each match of `spelling` (the smallest node around it), in
+    source order. Leaves do not overlap, so matches in byte order give nodes in start order."""
+    found: list[Node] = []
+    for match in spelling.finditer(code):
+        start, end = match.span()
+        leaf = root.descendant_for_byte_range(start, end)
+        if leaf is not None:
+            node = check(leaf, start, end)
+            if node is not None:
+                found.append(node)
+    return found
+
+
+def _render_call(leaf: Node, start: int, end: int) -> Node | None:
+    """`(call !receiver method: (identifier) "render")`: the call whose method is this leaf."""
+    if leaf.type != "identifier" or leaf.start_byte != start or leaf.end_byte != end:
+        return None
+    call = leaf.parent
+    if call is None or call.type != "call" or call.child_by_field_name("receiver") is not None:
+        return None
+    return call if call.child_by_field_name("method") == leaf else None
+
+
+def _route_helper_identifier(leaf: Node, start: int, end: int) -> Node | None:
+    """`((identifier) (#match? "_(path|url)$"))`: an identifier ending with this spelling."""
+    if leaf.type == "identifier" and leaf.end_byte == end and leaf.start_byte <= start:
+        return leaf
+    return None
+
+
+def _instance_variable(leaf: Node, start: int, end: int) -> Node | None:
+    """`(instance_variable)`: the one starting at this `@` (not a class variable's `@@`)."""
+    return leaf if leaf.type == "instance_variable" and leaf.start_byte == start else None
 
 
 def _render_targets(

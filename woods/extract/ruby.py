@@ -27,7 +27,10 @@ Speed: `RubyScan` runs one tree-sitter query per file and derives from its captu
 walks find node by node — every unit's references, the file's top-level requires, and which
 subtrees the declaration walk may skip — so Python touches a few node kinds instead of every node.
 `collect_references` stays the reference walk: the scan answers "use the walk" whenever it cannot
-place a node by byte ranges, and tests/test_extract_ruby_scan.py holds the two equal.
+place a node by byte ranges, and tests/test_extract_ruby_scan.py holds the two equal. Where the
+nodes wanted are few and spelled by known bytes (a template's Ruby, `render` calls, migration
+operations), looking up the leaf at each spelling replaces a query's
+traversal (`spelled_reference_captures`, `spelled_receiverless_calls`; held equal by the same tests).
 """
 
 from __future__ import annotations
@@ -172,10 +175,7 @@ def constant_path(node: Node | None, source: bytes) -> tuple[str, bool] | None:
 
 
 def _dedup(items: list[str]) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(items))  # first occurrences, in order
 
 
 def lexical_candidates(path: str, absolute: bool, nesting: tuple[str, ...]) -> tuple[str, ...]:
@@ -191,6 +191,8 @@ def lexical_candidates(path: str, absolute: bool, nesting: tuple[str, ...]) -> t
     strict = [f"{entry}::{path}" for entry in nesting] + [path]
     extras: list[str] = []
     for entry in nesting:
+        if "::" not in entry:
+            continue  # a top-level name: no parents
         parts = entry.split("::")
         for cut in range(len(parts) - 1, 0, -1):
             prefix = "::".join(parts[:cut])
@@ -457,7 +459,8 @@ def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency,
 
 # What the references need (the whole scan of a template's Ruby, `erb.py`).
 REFERENCE_PATTERNS = """
-[(constant) (scope_resolution)] @const
+(constant) @constant
+(scope_resolution) @scope_resolution
 (call method: (constant) @method_constant)
 (call receiver: [(constant) (scope_resolution)]) @constant_call
 (call !receiver method: (identifier) @_special_name
@@ -465,23 +468,23 @@ REFERENCE_PATTERNS = """
 (assignment left: [(constant) (scope_resolution)]) @constant_assignment
 [(class) (module)] @namespace
 """
-# Plus what a Ruby file's declaration walk and file-level requires need.
+# Plus what a Ruby file's declaration walk and file-level requires need. Receiver-less calls
+# need no pattern: the walk records them only where `_is_class_level` holds, in statements of
+# a class/module body (which it visits all of) or of a `DSL_BLOCKS` block (which it enters
+# itself, `_Walker._dsl_block`; a query pattern reaching into blocks costs more than it saves).
 _SCAN_QUERY_SOURCE = REFERENCE_PATTERNS + """
 [(method) (singleton_method) (singleton_class)] @definition
-(body_statement (call !receiver) @statement_call)
-(block_body (call !receiver) @statement_call)
 (call !receiver method: (identifier) @_visibility_name
   (#any-of? @_visibility_name "private" "protected" "public" "private_class_method" "public_class_method")) @visibility_call
 (body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
 (ERROR) @error
 """
 # Captures whose subtrees the declaration walk (`_Walker`) must enter: everything it records
-# (declarations, class-body calls, visibility words and calls, factories, error recovery).
+# (declarations, visibility words and calls, factories, error recovery).
 _WALKER_CAPTURES = (
     "namespace",
     "definition",
     "constant_assignment",
-    "statement_call",
     "visibility_call",
     "word",
     "error",
@@ -522,6 +525,118 @@ def receiverless_calls(node: Node, source: bytes, within: tuple[int, int] | None
     return [(call, name) for _start, call, name in found]
 
 
+def spelled_receiverless_calls(
+    node: Node, source: bytes, spelling: re.Pattern[bytes], within: tuple[int, int] | None = None
+) -> list[tuple[Node, str]]:
+    """`receiverless_calls(node, source, within)` restricted to the calls whose method name begins
+    with a match of `spelling` — for callers that keep only such names (`render`, migration
+    operations). Instead of a traversal of the subtree, the leaf at each match (overlapping
+    matches included) is looked up and kept when it is the identifier method of a receiver-less
+    call inside the range. Matches come in byte order, so the calls do too (pre-order)."""
+    low, high = within or (node.start_byte, node.end_byte)
+    found: list[tuple[Node, str]] = []
+    match = spelling.search(source, low, high)
+    while match is not None:
+        start = match.start()
+        leaf = node.descendant_for_byte_range(start, match.end())
+        call = leaf.parent if leaf is not None and leaf.type == "identifier" and leaf.start_byte == start else None
+        if (
+            leaf is not None
+            and call is not None
+            and call.type == "call"
+            and call.end_byte <= high
+            and call.child_by_field_name("receiver") is None
+            and call.child_by_field_name("method") == leaf
+        ):
+            found.append((call, source[start : leaf.end_byte].decode("utf-8", "replace")))
+        match = spelling.search(source, start + 1, high)
+    return found
+
+
+# Byte spellings of what `REFERENCE_PATTERNS` capture (`spelled_reference_captures`): a constant
+# begins with an uppercase letter (a non-ASCII lead byte too, to be safe), a scope resolution
+# holds `::`, a class or module begins with its keyword, a mixin or require call with its name.
+_CONSTANT_SPELLING = re.compile(rb"[A-Z\xc0-\xff]")
+_SCOPE_SPELLING = (b"::",)
+# Plain words are looked for with `bytes.find` (a regex alternation scans ~10x slower).
+_NAMESPACE_SPELLING = (b"class", b"module")
+_SPECIAL_SPELLING = (b"include", b"extend", b"prepend", b"require")
+_SPECIAL_CALLS = frozenset(MIXIN_VIAS) | REQUIRE_CALLS
+
+
+def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes] | tuple[bytes, ...]) -> list[Node]:
+    """The leaf starting at each match of `spelling` (words: every occurrence, overlapping ones
+    too; a pattern: a character class), in byte order."""
+    spans: list[tuple[int, int]] = []
+    if isinstance(spelling, tuple):
+        for word in spelling:
+            start = source.find(word)
+            while start != -1:
+                spans.append((start, start + len(word)))
+                start = source.find(word, start + 1)
+        spans.sort()
+    else:  # a character class: its matches cannot overlap
+        spans = [match.span() for match in spelling.finditer(source)]
+    found: list[Node] = []
+    for start, end in spans:
+        leaf = root.descendant_for_byte_range(start, end)
+        if leaf is not None and leaf.start_byte == start:
+            found.append(leaf)
+    return found
+
+
+def spelled_reference_captures(root: Node, source: bytes) -> dict[str, list[Node]] | None:
+    """What `QueryCursor(scan_query(REFERENCE_PATTERNS)).captures(root)` returns (as lists in
+    byte order; `RubyScan` sorts them anyway), found by looking up the leaf at each byte spelling
+    of a captured node and checking the pattern around it — cheaper than the query's traversal
+    when spellings are few (the Ruby of a template). None for a tree with syntax errors (error
+    recovery and missing nodes: the query decides)."""
+    if root.has_error:
+        return None
+    constants = [leaf for leaf in _spelled_leaves(root, source, _CONSTANT_SPELLING) if leaf.type == "constant"]
+    scopes = [
+        leaf.parent
+        for leaf in _spelled_leaves(root, source, _SCOPE_SPELLING)
+        if leaf.type == "::" and leaf.parent is not None and leaf.parent.type == "scope_resolution"
+    ]
+    captures: dict[str, list[Node]] = {
+        "constant": constants,
+        "scope_resolution": [node for node in scopes if node is not None],
+        "method_constant": [],
+        "constant_call": [],
+        "constant_assignment": [],
+        "special": [],
+        "namespace": [],
+    }
+    for node in (*constants, *captures["scope_resolution"]):
+        parent = node.parent
+        if parent is None:
+            continue
+        if parent.type == "call":
+            if node.type == "constant" and parent.child_by_field_name("method") == node:
+                captures["method_constant"].append(node)
+            if parent.child_by_field_name("receiver") == node:
+                captures["constant_call"].append(parent)
+        elif parent.type == "assignment" and parent.child_by_field_name("left") == node:
+            captures["constant_assignment"].append(parent)
+    for leaf in _spelled_leaves(root, source, _SPECIAL_SPELLING):
+        call = leaf.parent
+        if (
+            leaf.type == "identifier"
+            and call is not None
+            and call.type == "call"
+            and source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace") in _SPECIAL_CALLS
+            and call.child_by_field_name("receiver") is None
+            and call.child_by_field_name("method") == leaf
+        ):
+            captures["special"].append(call)
+    for leaf in _spelled_leaves(root, source, _NAMESPACE_SPELLING):
+        namespace = leaf.parent
+        if leaf.type in ("class", "module") and namespace is not None and namespace.type == leaf.type:
+            captures["namespace"].append(namespace)
+    return captures
+
+
 class _Open(NamedTuple):
     """A node of the sweep whose subtree is still being read (the innermost is on top)."""
 
@@ -538,10 +653,20 @@ class RubyScan:
     with zero-width candidate nodes, or a root the file-level walk never reaches). A query of
     `REFERENCE_PATTERNS` only serves `references(root_node, …)` (no declarations, no file requires)."""
 
-    def __init__(self, root: Node, source: bytes, file_path: str, query: Query | None = None) -> None:
+    def __init__(
+        self,
+        root: Node,
+        source: bytes,
+        file_path: str,
+        query: Query | None = None,
+        captures: dict[str, list[Node]] | None = None,
+    ) -> None:
+        """`captures`, when given, stand for the query's (those of `REFERENCE_PATTERNS`, found
+        another way: `spelled_reference_captures`)."""
         self.source = source
         self.file_path = file_path
-        captures = QueryCursor(query or scan_query()).captures(root)
+        if captures is None:
+            captures = QueryCursor(query or scan_query()).captures(root)
         self.captures = captures
         marks = [n.start_byte for name in _WALKER_CAPTURES for n in captures.get(name, ())]
         marks.sort()
@@ -564,7 +689,7 @@ class RubyScan:
     def _sweep(self, captures: dict[str, list[Node]]) -> None:
         items: list[tuple[int, int, int, int, Node]] = []
         for order, name in enumerate(
-            ("namespace", "definition", "constant_assignment", "constant_call", "special", "const")
+            ("namespace", "definition", "constant_assignment", "constant_call", "special", "scope_resolution", "constant")
         ):
             for node in captures.get(name, ()):
                 start, end = node.start_byte, node.end_byte
@@ -574,47 +699,47 @@ class RubyScan:
                 items.append((start, -end, order, len(items), node))
         items.sort()  # pre-order: by start, the enclosing node first (the index breaks no real tie)
         method_constants = {n.start_byte for n in captures.get("method_constant", ())}
-        source, events = self.source, self.events
-        stack: list[_Open] = [_Open(len(source) + 1, True, True, -1, _ALL)]
+        source, events, reach_of = self.source, self.events, self.reach
+        parent = _Open(len(source) + 1, True, True, -1, _ALL)
+        stack: list[_Open] = [parent]
         last_position = -1
         for start, negative_end, order, _index, node in items:
-            while stack[-1].end <= start:
+            if parent.end <= start:
                 stack.pop()
-            parent = stack[-1]
+                while stack[-1].end <= start:
+                    stack.pop()
+                parent = stack[-1]
             kept = parent.kept
             reach = parent.reach and (kept is None or any(low <= start < high for low, high in kept))
+            if order == 6:  # a constant: a leaf, nothing below it to place
+                if reach and start not in method_constants:
+                    name = source[start:-negative_end].decode("utf-8", "replace")
+                    events.append((start, parent.namespace, _CONSTANT, (name, False)))
+                continue
             top = parent.top
             namespace = parent.namespace
             end = -negative_end
-            if order == 5:  # constant / scope_resolution
-                if node.type == "constant":
-                    if reach and start not in method_constants:
-                        name = source[start:end].decode("utf-8", "replace")
-                        events.append((start, namespace, _CONSTANT, (name, False)))
-                    continue
+            if order == 5:  # scope_resolution
                 resolved = constant_path(node, source)
                 if reach and resolved is not None:
                     events.append((start, namespace, _CONSTANT, resolved))
-                stack.append(_Open(end, reach, top, namespace, _ALL if resolved is None else _NONE))
-                continue
-            if order == 0:  # class / module: references below belong to its units
-                self.reach[(start, end)] = reach
-                stack.append(_Open(end, reach, False, start, _ALL))
-                continue
-            if order == 1:  # method / singleton_method / singleton_class
-                self.reach[(start, end)] = reach
-                stack.append(_Open(end, reach, False, namespace, _ALL))
-                continue
-            if order == 2:  # `Const = …`: only the right side is walked
-                self.reach[(start, end)] = reach
+                parent = _Open(end, reach, top, namespace, _ALL if resolved is None else _NONE)
+            elif order == 0:  # class / module: references below belong to its units
+                reach_of[(start, end)] = reach
+                parent = _Open(end, reach, False, start, _ALL)
+            elif order == 1:  # method / singleton_method / singleton_class
+                reach_of[(start, end)] = reach
+                parent = _Open(end, reach, False, namespace, _ALL)
+            elif order == 2:  # `Const = …`: only the right side is walked
+                reach_of[(start, end)] = reach
                 right = node.child_by_field_name("right")
                 kept = ((right.start_byte, right.end_byte),) if right is not None else _NONE
-                stack.append(_Open(end, reach, top, namespace, kept))
-                continue
-            if order == 3:  # `Const.method(…)`
-                stack.append(self._constant_call(node, start, end, reach, top, namespace))
-                continue
-            stack.append(self._special(node, start, end, reach, top, namespace))
+                parent = _Open(end, reach, top, namespace, kept)
+            elif order == 3:  # `Const.method(…)`
+                parent = self._constant_call(node, start, end, reach, top, namespace)
+            else:
+                parent = self._special(node, start, end, reach, top, namespace)
+            stack.append(parent)
         events.sort(key=lambda event: event[0])
         for position, *_rest in events:
             if position <= last_position:
@@ -937,8 +1062,10 @@ class _Walker:
     def _visit_call(self, node: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
         name = call_name(node, self.source)
         receiver = node.child_by_field_name("receiver")
+        class_level = False
         if receiver is None and scope.owner is not None and node.parent is not None:
-            if _is_class_level(node, self.source):
+            class_level = _is_class_level(node, self.source)
+            if class_level:
                 scope.owner.dsl_calls.append(node)
             if name in VISIBILITY_CALLS or name in ("private_class_method", "public_class_method"):
                 for arg in call_arguments(node):
@@ -948,6 +1075,8 @@ class _Walker:
                         prefix = "." if name.endswith("_class_method") else ""
                         scope.owner.explicit_visibility[prefix + symbol] = label
         block = call_block(node)
+        if class_level and name in DSL_BLOCKS and block is not None and self.scan is not None:
+            return self._dsl_block(node, name, block, scope)
         if receiver is None and name == "class_methods" and block is not None:
             inner = _Scope(scope.nesting, scope.owner, True, ["public"])
             return [(block, inner)]
@@ -955,6 +1084,31 @@ class _Walker:
             wrapped = _Scope(scope.nesting, scope.owner, scope.singleton, [name])
             return [(c, wrapped) for c in reversed(call_arguments(node))]
         return self._children(node, scope)
+
+    def _dsl_block(self, node: Node, name: str | None, block: Node, scope: _Scope) -> list[tuple[Node, _Scope]]:
+        """What the walk visits below a class-level `DSL_BLOCKS` call when the scan skips subtrees:
+        what `_children` keeps (only the block for `class_methods`, with its scope), except that
+        every statement of the block is visited — they are class-level statements the scan does
+        not mark (`_SCAN_QUERY_SOURCE`)."""
+        scan = self.scan
+        assert scan is not None
+        pending: list[tuple[Node, _Scope]] = []
+        if name == "class_methods":
+            children, inner = [block], _Scope(scope.nesting, scope.owner, True, ["public"])
+        else:
+            children, inner = node.children, scope
+        for child in children:
+            if child != block:
+                if scan.holds_walker_nodes(child):
+                    pending.append((child, scope))
+                continue
+            for part in block.children:
+                if part.type in ("body_statement", "block_body"):
+                    pending.extend((statement, inner) for statement in part.children)
+                elif scan.holds_walker_nodes(part):
+                    pending.append((part, inner))
+        pending.reverse()
+        return pending
 
     def _namespace_identifier(self, written: str, absolute: bool, scope: _Scope) -> str:
         if absolute or not scope.nesting:
@@ -1110,16 +1264,16 @@ def _is_class_level(node: Node, source: bytes) -> bool:
     return False
 
 
+# The sigil each kind of parameter is spelled with.
+_PARAMETER_SIGILS = {"splat_parameter": "*", "hash_splat_parameter": "**", "block_parameter": "&"}
+
+
 def parameter_names(params: Node | None, source: bytes) -> list[str]:
     """Parameter names with their Ruby sigils (`a`, `b = …` → `b`, `*rest`, `k:`, `**opts`, `&blk`)."""
     if params is None:
         return []
     names: list[str] = []
-    sigils = {
-        "splat_parameter": "*",
-        "hash_splat_parameter": "**",
-        "block_parameter": "&",
-    }
+    sigils = _PARAMETER_SIGILS
     for child in params.named_children:
         if child.type == "identifier":
             names.append(node_text(child, source))

@@ -13,7 +13,6 @@ from woods.extract.ruby import (
     call_arguments,
     call_block,
     call_name,
-    collect_references,
     constant_path,
     dedup_dependencies,
     docstring_above,
@@ -32,7 +31,7 @@ def _file_unit(
 ) -> Unit:
     source = walked.source
     text = source.decode("utf-8", "replace")
-    deps = collect_references(walked.root, source, (), walked.file_path)
+    deps = walked.references(walked.root, ())  # `collect_references` from the root, from the scan
     deps += [(0, d) for d in extra]
     first_code = next((c for c in walked.root.named_children if c.type != "comment"), None)
     docstring = docstring_above(first_code.start_point[0], _top_comments(walked)) if first_code else None

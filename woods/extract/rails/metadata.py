@@ -20,7 +20,7 @@ from woods.extract.ruby import (
     literal_list,
     node_text,
     option_value,
-    receiverless_calls,
+    spelled_receiverless_calls,
     string_value,
     symbol_names,
 )
@@ -50,6 +50,14 @@ _BUILTIN_VALIDATORS = frozenset(
         "associated",
     }
 )
+# Schema operations a migration records, and the bytes they begin with (where to look for them).
+_MIGRATION_OPERATION = re.compile(
+    r"^(create|drop|rename|change)_table$|^(add|remove|rename|change)_(column|index|reference|timestamps)"
+)
+_MIGRATION_OPERATION_SPELLING = re.compile(
+    rb"(create|drop|rename|change)_table|(add|remove|rename|change)_(column|index|reference|timestamps)"
+)
+_RENDER = re.compile(rb"render")
 # Per-action view candidates for implicit renders, most common first (the linker keeps what exists).
 VIEW_SUFFIXES = (".html.erb", ".turbo_stream.erb", ".text.erb", ".json.jbuilder", ".erb")
 
@@ -254,7 +262,7 @@ def _render_calls(actions: list[UnitDraft], source: bytes) -> list[Node]:
     while root.parent is not None:
         root = root.parent
     within = (min(a.node.start_byte for a in actions), max(a.node.end_byte for a in actions))
-    return [node for node, name in receiverless_calls(root, source, within) if name == "render"]
+    return [node for node, name in spelled_receiverless_calls(root, source, _RENDER, within) if name == "render"]
 
 
 def _explicit_renders(method: UnitDraft, folder: str, source: bytes, renders: list[Node]) -> None:
@@ -348,11 +356,8 @@ def _dsl_symbol_lists(draft: UnitDraft, source: bytes, wanted: str) -> list[str]
 def migration_metadata(draft: UnitDraft, rel: str, source: bytes) -> None:
     version = re.match(r"(\d+)_", rel.rsplit("/", 1)[-1])
     operations: list[dict[str, object]] = []
-    for node, name in receiverless_calls(draft.node, source):
-        if re.match(
-            r"^(create|drop|rename|change)_table$|^(add|remove|rename|change)_(column|index|reference|timestamps)",
-            name,
-        ):
+    for node, name in spelled_receiverless_calls(draft.node, source, _MIGRATION_OPERATION_SPELLING):
+        if _MIGRATION_OPERATION.match(name):
             tables = symbol_names(call_arguments(node)[:1], source)
             operations.append(
                 {"operation": name, "table": tables[0] if tables else None, "line": line_number(node)}
