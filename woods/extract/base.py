@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,6 +143,22 @@ def leading_comment(node: Node, source: bytes, comment_types: frozenset[str] = f
         lines.insert(0, text(current, source))
         expected_row = current.start_point[0]
         current = current.prev_sibling
+    return "\n".join(lines) if lines else None
+
+
+def comment_block_before(siblings: Sequence[Node], index: int, node: Node, source: bytes,
+                         comment_types: frozenset[str] = frozenset({"comment"})) -> str | None:
+    """`leading_comment` of `node`, which is `siblings[index]`: read from a children list the caller
+    already holds, as tree-sitter answers each `prev_sibling` by searching down from the parent."""
+    lines: list[str] = []
+    expected_row = node.start_point[0]
+    for position in range(index - 1, -1, -1):
+        current = siblings[position]
+        if current.type not in comment_types or current.end_point[0] < expected_row - 1:
+            break
+        lines.append(text(current, source))
+        expected_row = current.start_point[0]
+    lines.reverse()
     return "\n".join(lines) if lines else None
 
 

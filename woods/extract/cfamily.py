@@ -282,8 +282,8 @@ class CFamilyExtractor:
         return FileExtraction(self.file_path, self.language, units, base.syntax_warnings(tree, self.file_path))
 
     def _scan_references(self, root: Node) -> None:
-        """Hand every call and type name to the innermost unit holding it, in source order (the
-        sweep of `scan.innermost`, inlined: it runs once per capture)."""
+        """Hand every call and type name to the innermost unit holding it, in source order
+        (`scan.sweep`)."""
         drafts = self.drafts
         order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
         spans: list[tuple[int, int, _Draft | None]] = []
@@ -315,26 +315,10 @@ class CFamilyExtractor:
         decorated = [(n.start_byte, 0, i, n) for i, n in enumerate(calls)]
         decorated += [(n.start_byte, 1, i, n) for i, n in enumerate(types)]
         decorated.sort()
-        count = len(spans)
-        stack: list[tuple[int, int, _Draft | None]] = []
-        index = 0
         source = self.source
         seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
         plain = self.plain
-        for position, kind, _, node in decorated:
-            while index < count and spans[index][0] <= position:
-                opened = spans[index][0]
-                while stack and stack[-1][1] <= opened:
-                    stack.pop()
-                stack.append(spans[index])
-                index += 1
-            while stack and stack[-1][1] <= position:
-                stack.pop()
-            if not stack:
-                continue
-            draft = stack[-1][2]
-            if draft is None:
-                continue
+        for draft, position, kind, _, node in scan.sweep(spans, decorated):
             key = (id(draft), kind, source[position : node.end_byte])
             if key in seen or key[2].startswith(_FOREIGN_PREFIXES):
                 continue
@@ -394,18 +378,7 @@ class CFamilyExtractor:
             siblings, index = ctx.first_place
         if siblings is None:
             return base.leading_comment(node, self.source, _COMMENTS)
-        if index == 0 or siblings[index - 1].type != "comment":
-            return None
-        lines: list[str] = []
-        expected_row = node.start_point[0]
-        for position in range(index - 1, -1, -1):
-            current = siblings[position]
-            if current.type != "comment" or current.end_point[0] < expected_row - 1:
-                break
-            lines.append(base.text(current, self.source))
-            expected_row = current.start_point[0]
-        lines.reverse()
-        return "\n".join(lines) if lines else None
+        return base.comment_block_before(siblings, index, node, self.source, _COMMENTS)
 
     def _scopes(self, prefix: tuple[str, ...]) -> tuple[str, ...]:
         found = self.scope_lists.get(prefix)

@@ -182,34 +182,17 @@ class _Extractor:
         stack.extend(reversed(queued))
 
     def _scan_references(self, root: Node) -> None:
-        """Hand every call and type name to the innermost unit holding it, in source order (the
-        sweep of `scan.innermost`, inlined: it runs once per capture). A type name in a base list
+        """Hand every call and type name to the innermost unit holding it, in source order
+        (`scan.sweep`). A type name in a base list
         is never captured (the grammar gives those no `type` field): bases are edges of their own."""
         found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root)
         # (start, 0 for a call / 1 for a type, index, node): sorted, the order of `scan.captures`.
         decorated = [(n.start_byte, 0, i, n) for i, n in enumerate(found.get("call", ()))]
         decorated += [(n.start_byte, 1, i, n) for i, n in enumerate(found.get("type", ()))]
         decorated.sort()
-        drafts = self.drafts
-        order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
-        spans = [(drafts[i].node.start_byte, drafts[i].node.end_byte, drafts[i]) for i in order]
-        count = len(spans)
-        stack: list[tuple[int, int, _Draft]] = []
-        index = 0
         source = self.source
         seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
-        for position, kind, _, node in decorated:
-            while index < count and spans[index][0] <= position:
-                opened = spans[index][0]
-                while stack and stack[-1][1] <= opened:
-                    stack.pop()
-                stack.append(spans[index])
-                index += 1
-            while stack and stack[-1][1] <= position:
-                stack.pop()
-            if not stack:
-                continue
-            draft = stack[-1][2]
+        for draft, position, kind, _, node in scan.sweep(scan.draft_spans(self.drafts), decorated):
             key = (id(draft), kind, source[position : node.end_byte])
             if key in seen:
                 continue
@@ -266,17 +249,7 @@ class _Extractor:
         (tree-sitter answers `prev_sibling` by searching down from the root)."""
         if node is not self.place[0] or self.place[1] is None:
             return base.leading_comment(node, self.source, _COMMENTS)
-        siblings, index = self.place[1], self.place[2]
-        lines: list[str] = []
-        expected_row = node.start_point[0]
-        for position in range(index - 1, -1, -1):
-            current = siblings[position]
-            if current.type != "comment" or current.end_point[0] < expected_row - 1:
-                break
-            lines.append(base.text(current, self.source))
-            expected_row = current.start_point[0]
-        lines.reverse()
-        return "\n".join(lines) if lines else None
+        return base.comment_block_before(self.place[1], self.place[2], node, self.source, _COMMENTS)
 
     def _head(self, node: Node) -> _Head:
         """Modifiers, attributes and type parameters of a declaration, in one pass over its children."""

@@ -58,7 +58,6 @@ _BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
 _START = operator.attrgetter("start_byte")
 # A qualified name written without spaces, comments or backticks: split at its dots.
 _PLAIN_DOTTED = re.compile(r"\w+(?:\.\w+)*")
-_END = 1 << 62  # past the end of any file
 _UNPARSED = ("", ())  # a `parsed` cache miss (None is a cached "no ref")
 _MISSING = Dependency("", "")  # a `dependencies` cache miss (None is a cached "no edge")
 _REFERENCES = """
@@ -162,17 +161,7 @@ class _Extractor:
     def _leading_comment(self, node: Node) -> str | None:
         """`base.leading_comment` for the node the walk is at, stepping back through the parent's
         children list the walk already holds instead of asking for each `prev_sibling`."""
-        lines: list[str] = []
-        expected_row = node.start_point[0]
-        siblings = self.siblings
-        for index in range(self.position - 1, -1, -1):
-            current = siblings[index]
-            if current.type not in _COMMENTS or current.end_point[0] < expected_row - 1:
-                break
-            lines.append(base.text(current, self.source))
-            expected_row = current.start_point[0]
-        lines.reverse()
-        return "\n".join(lines) if lines else None
+        return base.comment_block_before(self.siblings, self.position, node, self.source, _COMMENTS)
 
     def _predeclare(self, root: Node) -> None:
         """Top-level type names first, so an extension's receiver declared later in the file resolves."""
@@ -184,7 +173,7 @@ class _Extractor:
                     self.declared_types.setdefault(simple, ".".join((*self.package, simple)))
 
     def _scan_references(self, root: Node) -> None:
-        """Each call and type name to the innermost draft holding it (`scan.innermost`, inlined).
+        """Each call and type name to the innermost draft holding it (`scan.first_per_draft`).
 
         One capture name for all three patterns, so the cursor's single list, sorted stably by
         start byte, is the source order (`scan.captures` order: no two captures start together)."""
@@ -192,43 +181,9 @@ class _Extractor:
         declared_types = self.declared_types
         found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root).get("ref", [])
         found.sort(key=_START)
-        drafts = self.drafts
-        order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
-        spans = [(drafts[i].node.start_byte, drafts[i].node.end_byte, drafts[i]) for i in order]
-        spans.append((_END, _END, drafts[0]))  # a sentinel that never opens
-        stack: list[tuple[int, int, _Draft]] = []
-        index = 0
-        next_start = spans[0][0]
-        end = -1  # where the innermost open draft ends (-1: none open)
-        draft = drafts[0]
-        # Per draft, the (node type, text) already taken: a repeated name is one edge.
-        seen_by_draft: dict[int, set[tuple[str, bytes]]] = {id(draft): set()}
-        seen = seen_by_draft[id(draft)]
         parsed: dict[tuple[str, bytes], tuple[str, tuple[str, ...]] | None] = {}  # per text, for every draft
-        for node in found:
-            position = node.start_byte
-            if position >= next_start or position >= end:
-                while next_start <= position:
-                    while stack and stack[-1][1] <= next_start:
-                        stack.pop()
-                    stack.append(spans[index])
-                    index += 1
-                    next_start = spans[index][0]
-                while stack and stack[-1][1] <= position:
-                    stack.pop()
-                if not stack:
-                    end = -1
-                    continue
-                end = stack[-1][1]
-                if stack[-1][2] is not draft:
-                    draft = stack[-1][2]
-                    seen = seen_by_draft.setdefault(id(draft), set())
-            kind = node.type
-            spelled = source[position : node.end_byte]
+        for draft, kind, spelled, node in scan.first_per_draft(self.drafts, found, source):
             key = (kind, spelled)
-            if key in seen:
-                continue
-            seen.add(key)
             ref = parsed.get(key, _UNPARSED)
             if ref is _UNPARSED:
                 ref = parsed[key] = self._reference(node, kind, spelled)
@@ -244,12 +199,9 @@ class _Extractor:
         """The ref one captured name makes (or None), from its text: the same text makes the same
         ref anywhere in the file, so `_scan_references` asks once per text."""
         text = spelled.decode("utf-8", "replace")
-        if kind == "user_type":  # `a.b.Name<Args>`: read from the text, cheaper than its child nodes
-            if "." in text or "<" in text:
-                segments = tuple([part.strip() for part in text.partition("<")[0].split(".")])
-                return ("type", segments) if all(segments) else None
-            text = text.strip()
-            return ("type", (text,)) if text else None
+        if kind == "user_type":  # `a.b.Name<Args>`
+            segments = scan.dotted_type(spelled)
+            return ("type", segments) if segments is not None else None
         if kind == "identifier":
             return ("type" if text[:1].isupper() else "call", (text,))
         if text[:1].isupper():  # `Type.member` (the query admits only `receiver.member`)

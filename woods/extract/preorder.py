@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Iterator
 from typing import Any, TypeVar
 
 from tree_sitter import Node, QueryCursor
@@ -90,8 +89,8 @@ class Siblings:
     the comments and attributes above it is list indexing rather than one `prev_sibling` call
     per step (tree-sitter answers that by scanning the parent's children again).
 
-    `before(node)` / `after(node)` are exactly the nodes `prev_sibling` / `next_sibling` would
-    return one after another (named and anonymous alike), nearest first.
+    `place(node)` gives the list and the index: the nodes before it are exactly those
+    `prev_sibling` would return one after another (named and anonymous alike).
     """
 
     def __init__(self) -> None:
@@ -109,24 +108,7 @@ class Siblings:
             self._by_parent[parent.id] = entry
         return entry[0], entry[1][node.id]
 
-    def before(self, node: Node) -> Iterator[Node]:
-        children, index = self.place(node)
-        for position in range(index - 1, -1, -1):
-            yield children[position]
-
-    def after(self, node: Node) -> Iterator[Node]:
-        children, index = self.place(node)
-        for position in range(index + 1, len(children)):
-            yield children[position]
-
     def leading_comment(self, node: Node, source: bytes, comment_types: frozenset[str]) -> str | None:
         """`base.leading_comment`: the contiguous comment block directly above `node`, or None."""
-        lines: list[str] = []
-        expected_row = node.start_point[0]
-        for current in self.before(node):
-            if current.type not in comment_types or current.end_point[0] < expected_row - 1:
-                break
-            lines.append(base.text(current, source))
-            expected_row = current.start_point[0]
-        lines.reverse()
-        return "\n".join(lines) if lines else None
+        children, index = self.place(node)
+        return base.comment_block_before(children, index, node, source, comment_types)

@@ -61,7 +61,6 @@ _BUILTINS = frozenset(
     }
 )
 _START = operator.attrgetter("start_byte")
-_END = 1 << 62  # past the end of any file
 _MISSING = Dependency("", "")  # a `dependencies` cache miss (None is a cached "no edge")
 _REFERENCES = """
 (call_expression . (simple_identifier) @ref)
@@ -126,65 +125,22 @@ class _Extractor:
                               (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
 
     def _scan_references(self, root: Node) -> None:
-        """Each call and type name to the innermost draft holding it (`scan.innermost`, inlined).
+        """Each call and type name to the innermost draft holding it (`scan.first_per_draft`).
 
         One capture name for all three patterns, so the cursor's single list, sorted stably by
         start byte, is the source order (`scan.captures` order: no two captures start together)."""
         source = self.source
         found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root).get("ref", [])
         found.sort(key=_START)
-        drafts = self.drafts
-        order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
-        spans = [(drafts[i].node.start_byte, drafts[i].node.end_byte, drafts[i]) for i in order]
-        spans.append((_END, _END, drafts[0]))  # a sentinel that never opens
-        stack: list[tuple[int, int, _Draft]] = []
-        index = 0
-        next_start = spans[0][0]
-        end = -1  # where the innermost open draft ends (-1: none open)
-        draft = drafts[0]
-        # Per draft, the (node type, text) already taken: a repeated name is one edge.
-        seen_by_draft: dict[int, set[tuple[str, bytes]]] = {id(draft): set()}
-        seen = seen_by_draft[id(draft)]
-        for node in found:
-            position = node.start_byte
-            if position >= next_start or position >= end:
-                while next_start <= position:
-                    while stack and stack[-1][1] <= next_start:
-                        stack.pop()
-                    stack.append(spans[index])
-                    index += 1
-                    next_start = spans[index][0]
-                while stack and stack[-1][1] <= position:
-                    stack.pop()
-                if not stack:
-                    end = -1
-                    continue
-                end = stack[-1][1]
-                if stack[-1][2] is not draft:
-                    draft = stack[-1][2]
-                    seen = seen_by_draft.setdefault(id(draft), set())
-            kind = node.type
-            spelled = source[position : node.end_byte]
-            key = (kind, spelled)
-            if key in seen:
-                continue
-            seen.add(key)
+        for draft, kind, spelled, node in scan.first_per_draft(self.drafts, found, source):
             if kind == "user_type":
                 parent = node.parent
                 if parent is not None and parent.type == "attribute":
                     continue  # `@available`, `@MainActor`: attributes, not types the code uses
-                # `Outer.Inner<T>` read from the text: cheaper than the node's children.
-                text = spelled.decode("utf-8", "replace")
-                if "." in text or "<" in text:
-                    segments = tuple([part.strip() for part in text.partition("<")[0].split(".")])
-                    if not all(segments):
-                        continue
-                    ref = ("type", segments)
-                else:
-                    text = text.strip()
-                    if not text:
-                        continue
-                    ref = ("type", (text,))
+                segments = scan.dotted_type(spelled)  # `Outer.Inner<T>`
+                if segments is None:
+                    continue
+                ref = ("type", segments)
             elif kind == "simple_identifier":
                 called = spelled.decode("utf-8", "replace")
                 ref = ("type" if called[:1].isupper() else "call", (called,))
