@@ -39,6 +39,13 @@ FILLER = [
 ]
 
 
+def member_of(container: Unit, name: str, first: int, last: int) -> Unit:
+    """A method of `container` on its lines `first`…`last` (1-based, inclusive)."""
+    lines = container.source_code.splitlines()[first - 1 : last]
+    return Unit(f"{container.identifier}.{name}", "method", container.language, container.file_path, first, last,
+                "\n".join(lines) + "\n", parent=container.identifier)
+
+
 def open_index(tmp_path: Path, units: list[Unit]) -> IndexStores:
     store = tmp_path / "store"
     build_index_from_units([*units, *FILLER], FakeEmbeddingProvider(), store, link=True, chunk=True)
@@ -288,13 +295,10 @@ def test_a_question_about_behaviour_gets_the_method_before_its_class(tmp_path):
         "    def reverse_entry(self, entry):\n"
         "        return self.post(entry.opposite())\n"
     )
-    lines = source.splitlines()
     container = Unit("ledger.Ledger", "class", "python", "ledger.py", 1, 8, source,
                      docstring="A ledger: posted entries, and how a posted entry is reversed.")
-    method = Unit("ledger.Ledger.reverse_entry", "method", "python", "ledger.py", 7, 8, "\n".join(lines[6:8]) + "\n",
-                  parent="ledger.Ledger")
-    other = Unit("ledger.Ledger.post", "method", "python", "ledger.py", 4, 5, "\n".join(lines[3:5]) + "\n",
-                 parent="ledger.Ledger")
+    method = member_of(container, "reverse_entry", 7, 8)
+    other = member_of(container, "post", 4, 5)
     stores = open_index(tmp_path, [container, other, method])
     question = "how is a posted entry reversed"
     assert [u.summary.identifier for u in engine(stores).search(question).units[:2]] == [
@@ -332,11 +336,9 @@ def test_a_constructor_never_takes_its_class_place_at_the_head_of_a_file(tmp_pat
         "    def __init__(self, customer, invoice):\n"
         "        self.customer, self.invoice = customer, invoice\n"
     )
-    lines = source.splitlines()
     container = Unit("billing.ChargeCustomer", "class", "python", "billing.py", 1, 5, source,
                      docstring="Charge a customer for an invoice.")
-    init = Unit("billing.ChargeCustomer.__init__", "method", "python", "billing.py", 4, 5,
-                "\n".join(lines[3:5]) + "\n", parent="billing.ChargeCustomer")
+    init = member_of(container, "__init__", 4, 5)
     stores = open_index(tmp_path, [container, init])
     top = engine(stores).search("charge a customer for an invoice").units[0]
     assert top.summary.identifier == "billing.ChargeCustomer"
