@@ -146,6 +146,26 @@ def test_lexical_index_splits_identifiers_and_stems(tmp_path):
     stores.close()
 
 
+def test_summaries_read_with_lexical_hits_equal_those_read_by_key(tmp_path):
+    """The lexical search keeps its hits' summaries; asking for them later must give exactly what
+    a reader that never searched reads by key (and keys it never saw are still read)."""
+    stores = build(tmp_path, [
+        unit("InvoiceMailer", source="class InvoiceMailer\n  def notify; end\nend\n"),
+        unit("Report", source="class Report\n  def total; end\nend\n"),
+    ])
+    keys = [k for k, _ in stores.metadata.lexical_search(query_terms("invoice"), 10, WEIGHTS)]
+    assert keys == ["InvoiceMailer"]
+    kept = stores.metadata.unit_summaries(["InvoiceMailer", "Report", "Missing"])
+    fresh = build(tmp_path / "again", [
+        unit("InvoiceMailer", source="class InvoiceMailer\n  def notify; end\nend\n"),
+        unit("Report", source="class Report\n  def total; end\nend\n"),
+    ])
+    assert kept == fresh.metadata.unit_summaries(["InvoiceMailer", "Report"])
+    assert set(kept) == {"InvoiceMailer", "Report"}
+    stores.close()
+    fresh.close()
+
+
 def test_informative_terms_drop_only_words_in_half_the_rows_when_another_word_ranks():
     assert informative_terms(["py", "parser"], [80, 3], 100) == ["parser"]
     assert informative_terms(["py", "self"], [80, 50], 100) == ["py", "self"]  # all common: as asked

@@ -290,6 +290,8 @@ class CodeSearch:
             legs.append("lexical")
         store: DenseStore | None = None
         vector: np.ndarray | None = None
+        definitions: list[UnitSummary] | None = None
+        known: dict[str, UnitSummary] = {}
         if mode in ("hybrid", "vector"):
             store, embedder, problem = self._dense()
             if store is not None and embedder is not None:
@@ -301,6 +303,9 @@ class CodeSearch:
                 try:
                     vector = np.asarray(embedder.embed(analysis.text or query), dtype=np.float32)
                     semantic = self._semantic(store, vector)
+                    if side is not None:  # while the lexical leg runs: what ranking needs of the rest
+                        definitions = self._definitions(analysis)
+                        known = self._metadata.unit_summaries([*semantic, *(d.key for d in definitions)])
                 finally:
                     if side is not None:
                         lexical = side.result()
@@ -312,9 +317,10 @@ class CodeSearch:
                 lexical = self._lexical(analysis)
                 if mode == "vector":
                     legs.append("lexical")
-        definitions = self._definitions(analysis) if mode == "hybrid" else []
+        if definitions is None:
+            definitions = self._definitions(analysis) if mode == "hybrid" else []
         pool = list(dict.fromkeys([*lexical, *semantic, *(d.key for d in definitions)]))
-        summaries = self._metadata.unit_summaries(pool)
+        summaries = {**known, **self._metadata.unit_summaries([k for k in pool if k not in known])}
         if eligible is not None:
             summaries = {k: s for k, s in summaries.items() if eligible(s)}
         pool = [k for k in pool if k in summaries]

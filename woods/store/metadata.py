@@ -35,6 +35,11 @@ _MMAP_BYTES = 1 << 31
 # Query terms whose row counts a reader keeps (a query has a handful; a long-lived server sees
 # thousands of distinct words): cleared when full, ~100 bytes each.
 _TERM_CACHE_SIZE = 8192
+# Unit summaries a reader keeps (the lexical search reads its hits' summaries in the statement that
+# maps FTS5 rowids to keys, so ranking them costs no second read): cleared when full, ~300 bytes each.
+_SUMMARY_CACHE_SIZE = 65536
+# The ranking columns of a unit, in `UnitSummary` field order.
+_SUMMARY_COLUMNS = "key, identifier, name, type, language, file_path, line_start, line_end, parent, pagerank_percentile"
 
 
 
@@ -215,6 +220,14 @@ class UnitSummary:
     pagerank_percentile: float
 
 
+def _summary(row: Sequence[Any]) -> UnitSummary:
+    """A `UnitSummary` from the `_SUMMARY_COLUMNS` of one row."""
+    return UnitSummary(
+        str(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4]), str(row[5]),
+        int(row[6]), int(row[7]), row[8], float(row[9]),
+    )
+
+
 class SQLiteMetadataStore:
     """Read access to a generation's `metadata.sqlite3` (implements `MetadataStore`).
 
@@ -248,6 +261,7 @@ class SQLiteMetadataStore:
         # Per-generation facts computed on first use (the file is immutable while open).
         self._lexical_row_count: int | None = None
         self._term_row_cache: dict[str, int] = {}
+        self._summary_cache: dict[str, UnitSummary] = {}
         self._unit_count: int | None = None
         self._type_counts: dict[str, int] | None = None
 
@@ -425,31 +439,43 @@ class SQLiteMetadataStore:
         return {term for term, n in zip(cleaned, self._term_rows(cleaned), strict=True) if total > 0 and 2 * n >= total}
 
     def _keys_of(self, rowids: Sequence[int]) -> dict[int, str]:
+        """rowid → key of lexical hits; their summaries are read in the same statement and kept
+        (`unit_summaries` then answers them from memory)."""
         found: dict[int, str] = {}
         for start in range(0, len(rowids), _BATCH):
             part = rowids[start : start + _BATCH]
-            for rowid, key in self._lexical_conn.execute(
-                f"SELECT rowid, key FROM units WHERE rowid IN ({','.join('?' * len(part))})", part
+            for row in self._lexical_conn.execute(
+                f"SELECT rowid, {_SUMMARY_COLUMNS} FROM units WHERE rowid IN ({','.join('?' * len(part))})", part
             ):
-                found[int(rowid)] = str(key)
+                summary = _summary(row[1:])
+                found[int(row[0])] = summary.key
+                self._keep_summary(summary)
         return found
 
+    def _keep_summary(self, summary: UnitSummary) -> None:
+        if len(self._summary_cache) >= _SUMMARY_CACHE_SIZE:
+            self._summary_cache.clear()
+        self._summary_cache[summary.key] = summary
+
     def unit_summaries(self, keys: Iterable[str]) -> dict[str, UnitSummary]:
-        """The ranking-relevant columns of units by key (no source text is read)."""
+        """The ranking-relevant columns of units by key (no source text is read). Summaries are
+        immutable per generation: those read before are answered from memory."""
         found: dict[str, UnitSummary] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), _BATCH):
-            part = unique[start : start + _BATCH]
+        missing: list[str] = []
+        for key in dict.fromkeys(keys):
+            known = self._summary_cache.get(key)
+            if known is None:
+                missing.append(key)
+            else:
+                found[key] = known
+        for start in range(0, len(missing), _BATCH):
+            part = missing[start : start + _BATCH]
             rows = self._conn.execute(
-                "SELECT key, identifier, name, type, language, file_path, line_start, line_end, parent, "
-                f"pagerank_percentile FROM units WHERE key IN ({','.join('?' * len(part))})",
-                part,
+                f"SELECT {_SUMMARY_COLUMNS} FROM units WHERE key IN ({','.join('?' * len(part))})", part
             )
             for r in rows:
-                found[r["key"]] = UnitSummary(
-                    r["key"], r["identifier"], r["name"], r["type"], r["language"], r["file_path"],
-                    int(r["line_start"]), int(r["line_end"]), r["parent"], float(r["pagerank_percentile"]),
-                )
+                summary = found[r[0]] = _summary(tuple(r))
+                self._keep_summary(summary)
         return found
 
     def units_named(self, names: Iterable[str], limit: int = 200) -> list[UnitSummary]:
