@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from woods.paths import path_roles
@@ -148,7 +147,7 @@ def file_named_after(path: str, names: Iterable[str]) -> float:
     """1.0 when the file's name without its extension is one of `names` (case and `_` ignored:
     `client_session.py` for ClientSession, `SqlMapper.cs` for SqlMapper); 0.5 when a name is only
     the first part of a dotted file name (`SqlMapper.Async.cs`, a partial of the same class); 0."""
-    base = PurePosixPath(path).name
+    base = path.rpartition("/")[2]  # a repository-relative file path: its last segment is the name
     full = base.rsplit(".", 1)[0] if "." in base else base
     first = full.split(".", 1)[0]
     folded = {n.lower().replace("_", "") for n in names}
