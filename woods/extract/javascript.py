@@ -152,6 +152,11 @@ _PLAIN_NAME = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*+(?![\\\x80-\xff])")
 _PLAIN_CHAIN = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 # The same chain followed by its call's `(`.
 _PLAIN_CALLEE = re.compile(rb"([A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)[ \t\r\n]*\(")
+# Both at once: group 1 is what `_PLAIN_CALLEE` matches, group 2 what `_PLAIN_NAME` does (each
+# name of a chain takes all the name bytes there are, so neither regex can stop short of them).
+_NAMED_CALLEE = re.compile(
+    rb"(([A-Za-z_$][A-Za-z0-9_$]*+)(?![\\\x80-\xff])(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)[ \t\r\n]*\("
+)
 # Words the grammars parse as something other than an identifier (`super`, `new.target`, …):
 # a chain starting with one is left to `_name_chain`.
 _NOT_IDENTIFIERS = frozenset(
@@ -802,6 +807,10 @@ class _Extractor:
                 draft.metadata["exported"] = True
         deps: list[Dependency | None] = list(draft.deps)
         seen: set[tuple[str, tuple[str, ...]]] = set()
+        # The chains of `seen`'s calls and code references spelled as source bytes (`a.b`), so a
+        # repeat read from the source is known without building its key.
+        seen_calls: set[bytes] = set()
+        seen_types: set[bytes] = set()
         source = self.source
         resolvable = self.resolvable
         names = self.resolvable_bytes
@@ -821,19 +830,18 @@ class _Extractor:
                 maybe: _Ref | None
                 found: _Ref
                 if category == CALL:
-                    # The first name alone decides most calls (it is what `_PLAIN_CALLEE` would
-                    # start with: a name followed by `.`, a space or `(` ends there).
-                    plain = _PLAIN_NAME.match(source, at)
-                    if plain is not None and plain.group() not in names:
-                        continue
-                    callee = _PLAIN_CALLEE.match(source, at) if plain is not None else None
+                    callee = _NAMED_CALLEE.match(source, at)
                     if callee is not None:
                         # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a
-                        # repeat of a chain already kept adds nothing.
-                        if ("calls", tuple(callee.group(1).decode("ascii").split("."))) in seen:
+                        # repeat of a chain already kept adds nothing. The first name alone
+                        # decides most calls.
+                        if callee.group(1) in seen_calls or callee.group(2) not in names:
                             continue
                         maybe = self._call_ref(node, at, True)
                     else:
+                        plain = _PLAIN_NAME.match(source, at)
+                        if plain is not None and plain.group() not in names:
+                            continue
                         maybe = self._call_ref(node, at, plain is not None)
                     if maybe is None:
                         continue
@@ -844,7 +852,7 @@ class _Extractor:
                     if plain is not None and plain.group() not in names:
                         continue
                     dotted = _PLAIN_CHAIN.fullmatch(source, at, node.end_byte)
-                    if dotted is not None and ("code_reference", tuple(dotted.group().decode("ascii").split("."))) in seen:
+                    if dotted is not None and dotted.group() in seen_types:
                         continue
                     maybe = self._type_ref(node)
                     if maybe is None:
@@ -853,6 +861,8 @@ class _Extractor:
                     key = ("code_reference", found.chain)
                 else:  # TYPE: a type name, `_type_ref` inlined (the most frequent reference)
                     text = source[at : node.end_byte]
+                    if text in seen_types:
+                        continue
                     if text not in names and (text.isascii() or text.decode("utf-8", "replace") not in resolvable):
                         continue
                     key = ("code_reference", (text.decode("utf-8", "replace"),))
@@ -869,7 +879,14 @@ class _Extractor:
             if key in seen:  # a repeat resolves the same way, and only the first is kept
                 continue
             seen.add(key)
-            root = key[1][0]
+            chain = key[1]
+            spelled = ".".join(chain)
+            if spelled.count(".") == len(chain) - 1:  # (no name of the chain holds a dot)
+                if key[0] == "calls":
+                    seen_calls.add(spelled.encode())
+                elif key[0] == "code_reference":
+                    seen_types.add(spelled.encode())
+            root = chain[0]
             if root == "this" or (root in declared and in_function):
                 deps.append(self._resolve(found, draft))
             else:  # the same in every unit of the file (see `shared_deps`)
