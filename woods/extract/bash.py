@@ -59,6 +59,8 @@ _BUILTINS = frozenset(
 # A variable at the start of a sourced path that stands for the script's own directory.
 _SCRIPT_DIR_MARKERS = ("BASH_SOURCE", "dirname", "$0", "${0")
 _DOC_SKIP = ("shellcheck ",)  # comment lines that are directives, not prose
+# Commands whose arguments `_Extractor._references` reads (sourcing, bats `load` and `run`).
+_READS_ARGUMENTS = frozenset({"source", ".", "load", "run"})
 
 _REFERENCES = """
 (command name: (command_name) @name) @command
@@ -116,7 +118,7 @@ class _Extractor:
             kind = node.type
             if kind == "function_definition":
                 self._function(node)
-            elif kind == "command" and self._test_header(node):
+            elif kind == "command" and self.source.find(b"@test", node.start_byte, node.end_byte) >= 0 and self._test_header(node):
                 self._test(node)
             elif kind in _BLOCKS:
                 stack.extend(reversed(node.named_children))
@@ -181,16 +183,20 @@ class _Extractor:
         for command, index in zip(commands, owners, strict=True):
             draft = self.drafts[index if index is not None else 0]
             name = base.text(command.child_by_field_name("name"), self.source)
-            arguments = command.children_by_field_name("argument")
-            if name in ("source", ".") and arguments:
-                self._source(arguments[0], draft)
-            elif name == "load" and self.bats and arguments:
-                self._load(arguments[0], draft)
-            elif name == "run" and self.bats:
-                target = next((a for a in arguments if not base.text(a, self.source).startswith(("-", "!"))), None)
-                if target is not None and target.type == "word":
-                    calls.append((draft, base.text(target, self.source)))
-            elif name and name not in ("}", "@test"):
+            if name in _READS_ARGUMENTS:  # (the arguments of any other command are never read)
+                arguments = command.children_by_field_name("argument")
+                if name in ("source", ".") and arguments:
+                    self._source(arguments[0], draft)
+                    continue
+                if name == "load" and self.bats and arguments:
+                    self._load(arguments[0], draft)
+                    continue
+                if name == "run" and self.bats:
+                    target = next((a for a in arguments if not base.text(a, self.source).startswith(("-", "!"))), None)
+                    if target is not None and target.type == "word":
+                        calls.append((draft, base.text(target, self.source)))
+                    continue
+            if name and name not in ("}", "@test"):
                 calls.append((draft, name))
         for draft, name in calls:
             self._call(name, draft)
