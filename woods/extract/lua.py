@@ -31,6 +31,7 @@ method of a table, and plain `f()` of a function defined in the file. Calls of g
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from dataclasses import dataclass
@@ -62,6 +63,17 @@ _REFERENCES = """
 (function_call name: (_) @callee)
 (comment) @comment
 """
+
+
+@functools.cache
+def _field_ids() -> tuple[int, int, int, int]:
+    """The grammar's ids of the `arguments`, `table`, `field` and `method` fields: reading a field
+    by id skips the search of its name among all of the grammar's that reading it by name makes."""
+    lang = base.language("lua")
+    ids = tuple(lang.field_id_for_name(name) for name in ("arguments", "table", "field", "method"))
+    assert all(i is not None for i in ids)
+    arguments, table, field, method = (i for i in ids if i is not None)
+    return arguments, table, field, method
 
 
 def module_name(file_path: str) -> str:
@@ -309,11 +321,12 @@ class _Extractor:
         modules: list[Node] = []
         bound: list[Node] = []
         bound_modules: list[Node] = []
+        arguments_field = _field_ids()[0]
         for callee in callees:
             if source[callee.start_byte : callee.end_byte] != b"require" or callee.type != "identifier":
                 continue
             call = callee.parent
-            arguments = call.child_by_field_name("arguments") if call is not None else None
+            arguments = call.child_by_field_id(arguments_field) if call is not None else None
             if call is None or arguments is None or arguments.type != "arguments":
                 continue
             contents = [
@@ -400,8 +413,9 @@ class _Extractor:
             name = head.group()
             if name != "self" and name != self.module_table and name not in self.requires and name not in self.tables:
                 return None
-        table = callee.child_by_field_name("table")
-        member_node = callee.child_by_field_name("field" if kind == "dot_index_expression" else "method")
+        _arguments, table_field, field_field, method_field = _field_ids()
+        table = callee.child_by_field_id(table_field)
+        member_node = callee.child_by_field_id(field_field if kind == "dot_index_expression" else method_field)
         if table is None or member_node is None:
             return None
         member = base.text(member_node, self.source)
