@@ -296,6 +296,7 @@ class _Extractor:
         self.directory = posixpath.dirname(file_path)
         self.grammar = grammar_for(file_path)
         self.f = _fields(self.grammar)
+        self.has_at = b"@" in source  # whether the file may hold a decorator
         self.language = "javascript" if self.grammar == "javascript" else "typescript"
         self.bindings: dict[str, _Binding] = {}
         self.declared: set[str] = set()
@@ -466,12 +467,24 @@ class _Extractor:
         kinds = [c.type for c in children]
         first_kind = first.type
         draft.signature = self._signature(first, first_kind, node, kind)
-        draft.docstring = base.clean_comment(base.leading_comment(first, self.source))
+        draft.docstring = self._leading_comment(first)
         draft.metadata = self._metadata(node, kind, children, kinds, name_node, first, first_kind, value_of)
         if "class_heritage" in kinds or "extends_type_clause" in kinds:
             self._heritage(children, kinds, draft)
         self.drafts.append(draft)
         return draft
+
+    def _leading_comment(self, first: Node) -> str | None:
+        """The cleaned `base.leading_comment` of `first`, which only takes a comment ending on the
+        line above `first` or on its line: a `//` or `/* */` comment ending there puts a `/` there,
+        so without one the tree need not be asked."""
+        source = self.source
+        start = first.start_byte
+        row = source.rfind(b"\n", 0, start) + 1  # where the line of `first` starts
+        above = source.rfind(b"\n", 0, row - 1) + 1 if row else 0
+        if source.find(b"/", above, start) < 0:
+            return None
+        return base.clean_comment(base.leading_comment(first, source))
 
     def _name(self, node: Node, value_of: Node | None, name_node: Node | None) -> str | None:
         if value_of is not None:
@@ -508,7 +521,8 @@ class _Extractor:
         if parent is not None and parent.type == "export_statement":
             outer = parent
         first = outer
-        previous = first.prev_named_sibling
+        # (a decorator's text holds an `@`: without one in the file, no sibling need be asked)
+        previous = first.prev_named_sibling if self.has_at else None
         while previous is not None and previous.type == "decorator":
             first = previous
             previous = first.prev_named_sibling
