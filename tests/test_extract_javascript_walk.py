@@ -188,6 +188,6 @@ def test_call_chain_from_source_agrees_with_the_tree(source: bytes, chain: tuple
     assert call.type == "call_expression"
     extractor = javascript._Extractor("src/x.ts", source)
     function = call.child_by_field_name("function")
-    assert javascript._name_chain(function, source) == chain
+    assert javascript._name_chain(function, source, extractor.f) == chain
     ref = extractor._call_ref(call, call.start_byte, javascript._PLAIN_NAME.match(source, 0) is not None)
     assert (ref.chain if ref is not None else None) == chain

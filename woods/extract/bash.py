@@ -24,6 +24,7 @@ non-builtin command is tried as a function of each sourced file, and bats `run f
 
 from __future__ import annotations
 
+import functools
 import posixpath
 
 from tree_sitter import Node
@@ -59,6 +60,20 @@ _BUILTINS = frozenset(
 # A variable at the start of a sourced path that stands for the script's own directory.
 _SCRIPT_DIR_MARKERS = ("BASH_SOURCE", "dirname", "$0", "${0")
 _DOC_SKIP = ("shellcheck ",)  # comment lines that are directives, not prose
+# Commands whose arguments `_Extractor._references` reads (sourcing, bats `load` and `run`).
+_READS_ARGUMENTS = frozenset({"source", ".", "load", "run"})
+
+
+
+@functools.cache
+def _field_ids() -> tuple[int, int]:
+    """The grammar's ids of the `name` and `argument` fields of a command: reading a field by id
+    skips the search of its name among all of the grammar's that reading it by name makes."""
+    lang = base.language("bash")
+    name, argument = lang.field_id_for_name("name"), lang.field_id_for_name("argument")
+    assert name is not None and argument is not None
+    return name, argument
+
 
 _REFERENCES = """
 (command name: (command_name) @name) @command
@@ -116,7 +131,7 @@ class _Extractor:
             kind = node.type
             if kind == "function_definition":
                 self._function(node)
-            elif kind == "command" and self._test_header(node):
+            elif kind == "command" and self.source.find(b"@test", node.start_byte, node.end_byte) >= 0 and self._test_header(node):
                 self._test(node)
             elif kind in _BLOCKS:
                 stack.extend(reversed(node.named_children))
@@ -178,19 +193,24 @@ class _Extractor:
         spans = [((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts]
         owners = scopes.innermost(spans, [c.start_byte for c in commands])
         calls: list[tuple[base.Draft, str]] = []
+        name_field, argument_field = _field_ids()
         for command, index in zip(commands, owners, strict=True):
             draft = self.drafts[index if index is not None else 0]
-            name = base.text(command.child_by_field_name("name"), self.source)
-            arguments = command.children_by_field_name("argument")
-            if name in ("source", ".") and arguments:
-                self._source(arguments[0], draft)
-            elif name == "load" and self.bats and arguments:
-                self._load(arguments[0], draft)
-            elif name == "run" and self.bats:
-                target = next((a for a in arguments if not base.text(a, self.source).startswith(("-", "!"))), None)
-                if target is not None and target.type == "word":
-                    calls.append((draft, base.text(target, self.source)))
-            elif name and name not in ("}", "@test"):
+            name = base.text(command.child_by_field_id(name_field), self.source)
+            if name in _READS_ARGUMENTS:  # (the arguments of any other command are never read)
+                arguments = command.children_by_field_id(argument_field)
+                if name in ("source", ".") and arguments:
+                    self._source(arguments[0], draft)
+                    continue
+                if name == "load" and self.bats and arguments:
+                    self._load(arguments[0], draft)
+                    continue
+                if name == "run" and self.bats:
+                    target = next((a for a in arguments if not base.text(a, self.source).startswith(("-", "!"))), None)
+                    if target is not None and target.type == "word":
+                        calls.append((draft, base.text(target, self.source)))
+                    continue
+            if name and name not in ("}", "@test"):
                 calls.append((draft, name))
         for draft, name in calls:
             self._call(name, draft)

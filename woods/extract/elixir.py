@@ -33,6 +33,7 @@ Kernel macros are never edges.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -168,6 +169,22 @@ def _string(node: Node | None, source: bytes) -> str | None:
         return None
     parts = [base.text(c, source) for c in node.children if c.type in ("quoted_content", "escape_sequence", "interpolation")]
     return _dedent("".join(parts)) or None
+
+
+def _owned(spans: list[tuple[int, int, int]], nodes: list[Node]) -> list[tuple[int, int]]:
+    """(position in `nodes`, owner) of each node that starts inside a span, in the order of
+    `nodes` (sorted by start byte); the owner is the span's index (its third item) of the
+    innermost span [start, end) holding the node's start. `spans` nest or are disjoint and come
+    outermost first (by start, the longer first, then by index), so a later span holding a node
+    is inside the earlier one and replaces it."""
+    if not nodes:
+        return []
+    starts = [n.start_byte for n in nodes]
+    owners: dict[int, int] = {}
+    for start, end, index in spans:
+        for position in range(bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)):
+            owners[position] = index
+    return sorted(owners.items())
 
 
 def _dedent(text: str) -> str:
@@ -518,47 +535,49 @@ class _Extractor:
         The query's per-name lists line up: each remote call contributes one `remote_module`, one
         `remote_name` and one `remote_args`, in document order (a call's target starts it, its
         arguments follow); a local call's arguments are read from its target (`_call_arguments`)."""
+        modules = found.get("remote_module", [])
+        remote_names = found.get("remote_name", [])
+        remote_args = found.get("remote_args", [])
+        if not len(modules) == len(remote_names) == len(remote_args):
+            for _ in zip(modules, remote_names, remote_args, modules, strict=True):  # raises
+                pass
         code = [d for d in self.drafts if d.type in ("function", "macro") and d.outer is not None]
-        spans = scopes.Spans([(d.node_start, d.node.end_byte) for d in code])
+        if not code:
+            return  # nothing owns a reference (scripts, tests made of `test … do` blocks)
+        # Spans outermost first (by start, the longer first); `_owned` gives each node the last
+        # span that holds it, the innermost (`scopes.Spans.owners`, without a look-up per node:
+        # most captures of a file lie outside every function, in module bodies and test blocks).
+        spans = sorted(
+            ((d.node_start, d.node.end_byte, index) for index, d in enumerate(code)), key=lambda s: (s[0], -s[1], s[2])
+        )
         piped = {n.start_byte for n in found.get("piped", ())}
         attributes = {n.start_byte for n in found.get("attribute", ())}  # `@behaviour X` is no call
-        # Names first, owners only for the calls that can be edges: most calls with a plain name
-        # are `def`, `alias`, `if` … (Kernel) at module level.
-        calls: list[tuple[Node, str]] = []
         source = self.source
-        for name_node in found.get("local_name", ()):
+        names = found.get("local_name", [])
+        for position, index in _owned(spans, names):
+            name_node = names[position]
             start = name_node.start_byte
             if start in attributes:
                 continue
             written = source[start : name_node.end_byte]
-            if written not in _KERNEL_BYTES:
-                calls.append((name_node, written.decode("utf-8", "replace")))
-        owners = spans.owners([n.start_byte for n, _ in calls])
-        for (name_node, name), index in zip(calls, owners, strict=True):
-            if index is None:
+            if written in _KERNEL_BYTES:  # `def`, `alias`, `if` …
                 continue
             arguments = _call_arguments(name_node)
-            arity = arguments.named_child_count + (1 if name_node.start_byte in piped else 0)
+            arity = arguments.named_child_count + (1 if start in piped else 0)
             draft = code[index]
             assert draft.outer is not None  # only drafts with an enclosing module are in `code`
-            self._local_call(name, arity, draft, draft.outer)
-        modules = found.get("remote_module", [])
-        owners = spans.owners([n.start_byte for n in modules])
-        for module_node, name_node, arguments, index in zip(
-            modules, found.get("remote_name", []), found.get("remote_args", []), owners, strict=True
-        ):
-            if index is None:
-                continue
+            self._local_call(written.decode("utf-8", "replace"), arity, draft, draft.outer)
+        for position, index in _owned(spans, modules):
+            module_node = modules[position]
             draft = code[index]
             assert draft.outer is not None
             module = self._expand(base.text(module_node, self.source), draft.outer)
-            arity = arguments.named_child_count + (1 if module_node.start_byte in piped else 0)
-            self._remote_call(module, base.text(name_node, self.source), arity, draft)
+            arity = remote_args[position].named_child_count + (1 if module_node.start_byte in piped else 0)
+            self._remote_call(module, base.text(remote_names[position], self.source), arity, draft)
         for kind in ("capture", "struct"):
             nodes = found.get(kind, [])
-            for node, index in zip(nodes, spans.owners([n.start_byte for n in nodes]), strict=True):
-                if index is None:
-                    continue
+            for position, index in _owned(spans, nodes):
+                node = nodes[position]
                 draft = code[index]
                 assert draft.outer is not None
                 if kind == "capture":

@@ -23,7 +23,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from tree_sitter import Node, Query, QueryCursor
 
@@ -120,14 +120,39 @@ class _Draft:
     refs: list[_Ref | tuple[int, Node, int]] = field(default_factory=list)
 
 
-def _name_chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
+class _Fields(NamedTuple):
+    """A grammar's ids of the fields the extractor reads: `child_by_field_id` skips the search of
+    the field's name among all of them that `child_by_field_name` makes on every call (the ids
+    differ between the javascript, typescript and tsx grammars)."""
+
+    alias: int
+    arguments: int
+    body: int
+    constructor: int
+    function: int
+    name: int
+    object: int
+    property: int
+    source: int
+    value: int
+
+
+@functools.cache
+def _fields(grammar: str) -> _Fields:
+    lang = base.language(grammar)
+    ids = [lang.field_id_for_name(name) for name in _Fields._fields]
+    assert all(i is not None for i in ids), f"every field is one of the {grammar} grammar's"
+    return _Fields(*(i for i in ids if i is not None))
+
+
+def _name_chain(node: Node | None, source: bytes, f: _Fields) -> tuple[str, ...] | None:
     """`a.b.c` (member expression or nested type name) → ('a', 'b', 'c'); `this.x` → ('this', 'x')."""
     parts: list[str] = []
     current = node
     while current is not None and current.type in ("member_expression", "nested_type_identifier", "nested_identifier"):
         if current.type == "member_expression":
-            parts.append(base.text(current.child_by_field_name("property"), source))
-            current = current.child_by_field_name("object")
+            parts.append(base.text(current.child_by_field_id(f.property), source))
+            current = current.child_by_field_id(f.object)
         else:
             named = current.named_children
             if not named:
@@ -139,7 +164,7 @@ def _name_chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     if current.type in ("identifier", "type_identifier", "this"):
         parts.append(base.text(current, source))
     elif current.type in ("generic_type",):
-        return _name_chain(current.child_by_field_name("name"), source)
+        return _name_chain(current.child_by_field_id(f.name), source, f)
     else:
         return None
     return tuple(reversed(parts))
@@ -152,6 +177,11 @@ _PLAIN_NAME = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*+(?![\\\x80-\xff])")
 _PLAIN_CHAIN = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")
 # The same chain followed by its call's `(`.
 _PLAIN_CALLEE = re.compile(rb"([A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)[ \t\r\n]*\(")
+# Both at once: group 1 is what `_PLAIN_CALLEE` matches, group 2 what `_PLAIN_NAME` does (each
+# name of a chain takes all the name bytes there are, so neither regex can stop short of them).
+_NAMED_CALLEE = re.compile(
+    rb"(([A-Za-z_$][A-Za-z0-9_$]*+)(?![\\\x80-\xff])(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*)[ \t\r\n]*\("
+)
 # Words the grammars parse as something other than an identifier (`super`, `new.target`, …):
 # a chain starting with one is left to `_name_chain`.
 _NOT_IDENTIFIERS = frozenset(
@@ -265,6 +295,8 @@ class _Extractor:
         self.module = module_identifier(file_path)
         self.directory = posixpath.dirname(file_path)
         self.grammar = grammar_for(file_path)
+        self.f = _fields(self.grammar)
+        self.has_at = b"@" in source  # whether the file may hold a decorator
         self.language = "javascript" if self.grammar == "javascript" else "typescript"
         self.bindings: dict[str, _Binding] = {}
         self.declared: set[str] = set()
@@ -357,14 +389,14 @@ class _Extractor:
         elif category == EXPORT:
             self._export(node, owner)
         elif category == NEW:
-            chain = _name_chain(node.child_by_field_name("constructor"), self.source)
+            chain = _name_chain(node.child_by_field_id(self.f.constructor), self.source, self.f)
             if chain:
                 owner.refs.append(_Ref("calls", chain))
         elif category == NESTED_TYPE:
             owner.refs.append((NESTED_TYPE, node, node.start_byte))
             return _Scope(node, None, prefix)
         elif category == JSX:
-            chain = _name_chain(node.child_by_field_name("name"), self.source)
+            chain = _name_chain(node.child_by_field_id(self.f.name), self.source, self.f)
             if chain and chain[0][:1].isupper():
                 owner.refs.append(_Ref("code_reference", chain))
         elif category == IMPORT:
@@ -373,7 +405,7 @@ class _Extractor:
         elif category == HERITAGE:
             return _Scope(node, None, prefix)  # recorded as superclass / implements by _heritage
         elif category == NAMESPACE:
-            name_node = node.child_by_field_name("name")
+            name_node = node.child_by_field_id(self.f.name)
             if name_node is not None:
                 name = base.text(name_node, self.source)
                 return _Scope(node, owner, f"{prefix}.{name}" if prefix else name)
@@ -408,19 +440,19 @@ class _Extractor:
             if parent is None:
                 return None
             parent_kind = parent.type
-            if parent_kind == "variable_declarator" and parent.child_by_field_name("value") == node:
+            if parent_kind == "variable_declarator" and parent.child_by_field_id(self.f.value) == node:
                 value_of = parent
                 unit_type = "function"
             elif parent_kind in _FIELD_NODES and owner.type == "class":
                 value_of = parent
                 unit_type = "method"
-            elif parent_kind == "export_statement" and parent.child_by_field_name("value") == node:
+            elif parent_kind == "export_statement" and parent.child_by_field_id(self.f.value) == node:
                 unit_type = "function"
             else:
                 return None
         else:
             return None
-        name_node = node.child_by_field_name("name")
+        name_node = node.child_by_field_id(self.f.name)
         name = self._name(node, value_of, name_node)
         if name is None:
             return None
@@ -435,16 +467,28 @@ class _Extractor:
         kinds = [c.type for c in children]
         first_kind = first.type
         draft.signature = self._signature(first, first_kind, node, kind)
-        draft.docstring = base.clean_comment(base.leading_comment(first, self.source))
+        draft.docstring = self._leading_comment(first)
         draft.metadata = self._metadata(node, kind, children, kinds, name_node, first, first_kind, value_of)
         if "class_heritage" in kinds or "extends_type_clause" in kinds:
             self._heritage(children, kinds, draft)
         self.drafts.append(draft)
         return draft
 
+    def _leading_comment(self, first: Node) -> str | None:
+        """The cleaned `base.leading_comment` of `first`, which only takes a comment ending on the
+        line above `first` or on its line: a `//` or `/* */` comment ending there puts a `/` there,
+        so without one the tree need not be asked."""
+        source = self.source
+        start = first.start_byte
+        row = source.rfind(b"\n", 0, start) + 1  # where the line of `first` starts
+        above = source.rfind(b"\n", 0, row - 1) + 1 if row else 0
+        if source.find(b"/", above, start) < 0:
+            return None
+        return base.clean_comment(base.leading_comment(first, source))
+
     def _name(self, node: Node, value_of: Node | None, name_node: Node | None) -> str | None:
         if value_of is not None:
-            name_node = value_of.child_by_field_name("name") or value_of.child_by_field_name("property")
+            name_node = value_of.child_by_field_id(self.f.name) or value_of.child_by_field_id(self.f.property)
             if name_node is None or name_node.type not in (
                 "identifier", "property_identifier", "private_property_identifier", "type_identifier"
             ):
@@ -477,7 +521,8 @@ class _Extractor:
         if parent is not None and parent.type == "export_statement":
             outer = parent
         first = outer
-        previous = first.prev_named_sibling
+        # (a decorator's text holds an `@`: without one in the file, no sibling need be asked)
+        previous = first.prev_named_sibling if self.has_at else None
         while previous is not None and previous.type == "decorator":
             first = previous
             previous = first.prev_named_sibling
@@ -494,7 +539,7 @@ class _Extractor:
             if child.type != "decorator":
                 start_byte = child.start_byte
                 break
-        body = node.child_by_field_name("body") if kind != "type_alias_declaration" else None
+        body = node.child_by_field_id(self.f.body) if kind != "type_alias_declaration" else None
         stop = body.start_byte if body is not None else node.end_byte
         header = base.one_line(self.source[start_byte:stop].decode("utf-8", "replace"))
         return header.rstrip("{").rstrip()
@@ -581,7 +626,7 @@ class _Extractor:
                     self._heritage_ref(expr, "superclass", draft)
 
     def _heritage_ref(self, expr: Node, via: str, draft: _Draft) -> None:
-        chain = _name_chain(expr, self.source)
+        chain = _name_chain(expr, self.source, self.f)
         if chain:
             draft.refs.append(_Ref(via, chain))
             draft.metadata.setdefault("extends" if via == "superclass" else "implements", []).append(".".join(chain))
@@ -620,13 +665,13 @@ class _Extractor:
         kinds = [c.type for c in named]
         if "import_require_clause" in kinds:
             require = named[kinds.index("import_require_clause")]
-            specifier = _string_value(require.child_by_field_name("source"), source)
+            specifier = _string_value(require.child_by_field_id(self.f.source), source)
             local_node = next((c for c in require.named_children if c.type == "identifier"), None)
             if specifier is not None and local_node is not None:
                 self._bind(base.text(local_node, source), specifier, None)
                 self._module_dep(specifier, owner)
             return
-        specifier = _string_value(node.child_by_field_name("source"), source)
+        specifier = _string_value(node.child_by_field_id(self.f.source), source)
         if specifier is None:
             return
         modules = self._specifier_modules(specifier)
@@ -648,8 +693,8 @@ class _Extractor:
                 for spec in part.named_children:
                     if spec.type != "import_specifier":
                         continue
-                    imported = base.text(spec.child_by_field_name("name"), source)
-                    alias = spec.child_by_field_name("alias")
+                    imported = base.text(spec.child_by_field_id(self.f.name), source)
+                    alias = spec.child_by_field_id(self.f.alias)
                     local = base.text(alias, source) if alias is not None else imported
                     self.bindings[local] = _Binding(modules, specifier, imported)
                     self._module_dep(specifier, owner, imported, modules=modules)
@@ -664,14 +709,14 @@ class _Extractor:
         self.bindings[local] = _Binding(self._specifier_modules(specifier), specifier, imported, default)
 
     def _export(self, node: Node, owner: _Draft) -> None:
-        specifier = _string_value(node.child_by_field_name("source"), self.source)
+        specifier = _string_value(node.child_by_field_id(self.f.source), self.source)
         clause = next((c for c in node.named_children if c.type == "export_clause"), None)
         if specifier is None:
             if clause is not None:
                 for spec in clause.named_children:
                     if spec.type == "export_specifier":
-                        self.local_exports.add(base.text(spec.child_by_field_name("name"), self.source))
-            value = node.child_by_field_name("value")
+                        self.local_exports.add(base.text(spec.child_by_field_id(self.f.name), self.source))
+            value = node.child_by_field_id(self.f.value)
             if value is not None and value.type == "identifier":
                 self.local_exports.add(base.text(value, self.source))
             return
@@ -680,13 +725,13 @@ class _Extractor:
             return
         for spec in clause.named_children:
             if spec.type == "export_specifier":
-                self._module_dep(specifier, owner, base.text(spec.child_by_field_name("name"), self.source))
+                self._module_dep(specifier, owner, base.text(spec.child_by_field_id(self.f.name), self.source))
 
     def _call(self, node: Node, owner: _Draft) -> None:
-        function = node.child_by_field_name("function")
+        function = node.child_by_field_id(self.f.function)
         if function is None:
             return
-        args = node.child_by_field_name("arguments")
+        args = node.child_by_field_id(self.f.arguments)
         first_arg = args.named_children[0] if args is not None and args.named_child_count else None
         if function.type == "import" or (function.type == "identifier" and base.text(function, self.source) == "require"):
             specifier = _string_value(first_arg, self.source)
@@ -694,7 +739,7 @@ class _Extractor:
                 self._module_dep(specifier, self._module_draft())
                 self._bind_require(node, specifier)
             return
-        chain = _name_chain(function, self.source)
+        chain = _name_chain(function, self.source, self.f)
         if chain:
             owner.refs.append(_Ref("calls", chain))
 
@@ -702,7 +747,7 @@ class _Extractor:
         declarator = call.parent
         if declarator is None or declarator.type != "variable_declarator":
             return
-        pattern = declarator.child_by_field_name("name")
+        pattern = declarator.child_by_field_id(self.f.name)
         if pattern is None:
             return
         if pattern.type == "identifier":
@@ -715,14 +760,14 @@ class _Extractor:
 
     def _type_ref(self, node: Node) -> _Ref | None:
         parent = node.parent
-        if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
+        if parent is not None and parent.child_by_field_id(self.f.name) == node and parent.type != "generic_type":
             return None  # the declared name itself, not a reference
-        chain = _name_chain(node, self.source)
+        chain = _name_chain(node, self.source, self.f)
         return _Ref("code_reference", chain) if chain else None
 
     def _call_ref(self, node: Node, start: int, plain: bool) -> _Ref | None:
         """The reference an ordinary call makes (`plain`: an ASCII name starts it)."""
-        function = node.child_by_field_name("function")
+        function = node.child_by_field_id(self.f.function)
         if function is None:
             return None
         # Decided from the callee's source when nothing can make the tree say otherwise (a syntax
@@ -739,7 +784,7 @@ class _Extractor:
                 callee = self.source[start:end]
                 if (b"(" in callee or b"[" in callee) and b"/" not in callee and b"<" not in callee:
                     return None
-        chain = _name_chain(function, self.source)
+        chain = _name_chain(function, self.source, self.f)
         return _Ref("calls", chain) if chain else None
 
     def _module_draft(self) -> _Draft:
@@ -802,6 +847,10 @@ class _Extractor:
                 draft.metadata["exported"] = True
         deps: list[Dependency | None] = list(draft.deps)
         seen: set[tuple[str, tuple[str, ...]]] = set()
+        # The chains of `seen`'s calls and code references spelled as source bytes (`a.b`), so a
+        # repeat read from the source is known without building its key.
+        seen_calls: set[bytes] = set()
+        seen_types: set[bytes] = set()
         source = self.source
         resolvable = self.resolvable
         names = self.resolvable_bytes
@@ -821,19 +870,18 @@ class _Extractor:
                 maybe: _Ref | None
                 found: _Ref
                 if category == CALL:
-                    # The first name alone decides most calls (it is what `_PLAIN_CALLEE` would
-                    # start with: a name followed by `.`, a space or `(` ends there).
-                    plain = _PLAIN_NAME.match(source, at)
-                    if plain is not None and plain.group() not in names:
-                        continue
-                    callee = _PLAIN_CALLEE.match(source, at) if plain is not None else None
+                    callee = _NAMED_CALLEE.match(source, at)
                     if callee is not None:
                         # `a.b(` calls `a.b` (or, as in `a.b(x).c(`, nothing); either way a
-                        # repeat of a chain already kept adds nothing.
-                        if ("calls", tuple(callee.group(1).decode("ascii").split("."))) in seen:
+                        # repeat of a chain already kept adds nothing. The first name alone
+                        # decides most calls.
+                        if callee.group(1) in seen_calls or callee.group(2) not in names:
                             continue
                         maybe = self._call_ref(node, at, True)
                     else:
+                        plain = _PLAIN_NAME.match(source, at)
+                        if plain is not None and plain.group() not in names:
+                            continue
                         maybe = self._call_ref(node, at, plain is not None)
                     if maybe is None:
                         continue
@@ -844,7 +892,7 @@ class _Extractor:
                     if plain is not None and plain.group() not in names:
                         continue
                     dotted = _PLAIN_CHAIN.fullmatch(source, at, node.end_byte)
-                    if dotted is not None and ("code_reference", tuple(dotted.group().decode("ascii").split("."))) in seen:
+                    if dotted is not None and dotted.group() in seen_types:
                         continue
                     maybe = self._type_ref(node)
                     if maybe is None:
@@ -853,13 +901,15 @@ class _Extractor:
                     key = ("code_reference", found.chain)
                 else:  # TYPE: a type name, `_type_ref` inlined (the most frequent reference)
                     text = source[at : node.end_byte]
+                    if text in seen_types:
+                        continue
                     if text not in names and (text.isascii() or text.decode("utf-8", "replace") not in resolvable):
                         continue
                     key = ("code_reference", (text.decode("utf-8", "replace"),))
                     if key in seen:
                         continue
                     parent = node.parent
-                    if parent is not None and parent.child_by_field_name("name") == node and parent.type != "generic_type":
+                    if parent is not None and parent.child_by_field_id(self.f.name) == node and parent.type != "generic_type":
                         continue  # the declared name itself, not a reference
                     found = _Ref("code_reference", key[1])
             else:
@@ -869,7 +919,14 @@ class _Extractor:
             if key in seen:  # a repeat resolves the same way, and only the first is kept
                 continue
             seen.add(key)
-            root = key[1][0]
+            chain = key[1]
+            spelled = ".".join(chain)
+            if spelled.count(".") == len(chain) - 1:  # (no name of the chain holds a dot)
+                if key[0] == "calls":
+                    seen_calls.add(spelled.encode())
+                elif key[0] == "code_reference":
+                    seen_types.add(spelled.encode())
+            root = chain[0]
             if root == "this" or (root in declared and in_function):
                 deps.append(self._resolve(found, draft))
             else:  # the same in every unit of the file (see `shared_deps`)

@@ -31,10 +31,12 @@ method of a table, and plain `f()` of a function defined in the file. Calls of g
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from dataclasses import dataclass
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scopes
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -44,22 +46,34 @@ LANGUAGE = "lua"
 # The plain name a callee's text starts with, when a `.` or `:` follows it directly.
 _HEAD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?=[.:])")
 _UNSEEN = Dependency("", "")  # a callee not met yet (None is "no edge")
+_START = operator.attrgetter("start_byte")
+
+
+def _preorder(node: Node) -> tuple[int, int]:
+    """Sort key: by start, an enclosing node before the nodes inside it."""
+    return node.start_byte, -node.end_byte
+
 # Directories a module path starts below when there is no `lua/` directory (LuaRocks layouts).
 _SOURCE_ROOTS = frozenset({"src", "lib"})
 
-# One query for every call (its callee), every `require("…")` (its module string), every name a
-# require is bound to (`local utils = require("x.utils")`, also inside functions) and comments.
+# One query for every call (its callee) and comment. `require("…")` calls are among the callees
+# (`_requires` reads their module strings and the names they are bound to from the tree): asking
+# the query for them too would cost a pattern match at every call and assignment of the file.
 _REFERENCES = """
 (function_call name: (_) @callee)
-((function_call name: (identifier) @require_name arguments: (arguments (string (string_content) @module))) @require
- (#eq? @require_name "require"))
-(assignment_statement
-  (variable_list . name: (identifier) @bound)
-  (expression_list . value: (function_call name: (identifier) @bound_require
-                                           arguments: (arguments (string (string_content) @bound_module))))
-  (#eq? @bound_require "require"))
 (comment) @comment
 """
+
+
+@functools.cache
+def _field_ids() -> tuple[int, int, int, int]:
+    """The grammar's ids of the `arguments`, `table`, `field` and `method` fields: reading a field
+    by id skips the search of its name among all of the grammar's that reading it by name makes."""
+    lang = base.language("lua")
+    ids = tuple(lang.field_id_for_name(name) for name in ("arguments", "table", "field", "method"))
+    assert all(i is not None for i in ids)
+    arguments, table, field, method = (i for i in ids if i is not None)
+    return arguments, table, field, method
 
 
 def module_name(file_path: str) -> str:
@@ -113,8 +127,12 @@ class _Extractor:
     def run(self) -> FileExtraction:
         tree = base.parse("lua", self.source)
         root = tree.root_node
-        found = scopes.captures_by_name("lua", _REFERENCES, root)
-        self.comments = scopes.Comments(found.get("comment", []), self.source)
+        found = QueryCursor(scopes.compiled("lua", _REFERENCES)).captures(root)
+        self.comments = scopes.Comments(sorted(found.get("comment", ()), key=_START), self.source)
+        # In pre-order: `a.f():close()` calls `a.f():close` before `a.f` (both start at `a`).
+        # The query hands back equal starts in no fixed order, and callees decide the order of
+        # a unit's dependencies.
+        callees = sorted(found.get("callee", ()), key=_preorder)
         statements = root.named_children
         module = _Draft(self.module, "module", root, whole_file=True,
                         namespace=self.module.rpartition(".")[0] or None)
@@ -123,7 +141,7 @@ class _Extractor:
         returned = self._returned(statements)
         for statement in statements:
             self._statement(statement, returned)
-        self._references(found)
+        self._references(callees)
         # A blank file has nothing to retrieve: no unit with empty source for it.
         kept = self.drafts if self.source.strip() else []
         units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in kept)
@@ -284,13 +302,74 @@ class _Extractor:
 
     # -- references ------------------------------------------------------------------------
 
-    def _references(self, found: dict[str, list[Node]]) -> None:
-        for name, bound_module in zip(found.get("bound", []), found.get("bound_module", []), strict=True):
+    def _requires(self, callees: list[Node]) -> tuple[list[Node], list[Node], list[Node], list[Node]]:
+        """What the query patterns
+
+            ((function_call name: (identifier) @name arguments: (arguments (string (string_content) @module)))
+             @require (#eq? @name "require"))
+            (assignment_statement
+              (variable_list . name: (identifier) @bound)
+              (expression_list . value: (function_call name: (identifier) @name
+                                                       arguments: (arguments (string (string_content) @module))))
+              (#eq? @name "require"))
+
+        capture, read from the callees (the `name` of every call): the `require` calls, their
+        module strings, the names bound to a require, and those requires' module strings, each
+        list by start byte with every node once (as `scopes.captures_by_name` would give them)."""
+        source = self.source
+        requires: list[Node] = []
+        modules: list[Node] = []
+        bound: list[Node] = []
+        bound_modules: list[Node] = []
+        arguments_field = _field_ids()[0]
+        for callee in callees:
+            if source[callee.start_byte : callee.end_byte] != b"require" or callee.type != "identifier":
+                continue
+            call = callee.parent
+            arguments = call.child_by_field_id(arguments_field) if call is not None else None
+            if call is None or arguments is None or arguments.type != "arguments":
+                continue
+            contents = [
+                content
+                for string in arguments.named_children if string.type == "string"
+                for content in string.named_children if content.type == "string_content"
+            ]
+            if not contents:
+                continue
+            requires.append(call)
+            modules.extend(contents)
+            values = call.parent  # `. value: (function_call …)`: the list's first named node
+            if (
+                values is None
+                or values.type != "expression_list"
+                or values.named_child(0) != call
+                or values.field_name_for_named_child(0) != "value"
+            ):
+                continue
+            assignment = values.parent
+            if assignment is None or assignment.type != "assignment_statement":
+                continue
+            for names in assignment.named_children:
+                if names.start_byte >= values.start_byte:
+                    break
+                if names.type != "variable_list" or not names.named_child_count:
+                    continue
+                first = names.named_child(0)  # `. name: (identifier)`
+                if first is not None and first.type == "identifier" and names.field_name_for_named_child(0) == "name":
+                    if first not in bound:
+                        bound.append(first)
+                    bound_modules.extend(contents)
+        for found in (requires, modules, bound, bound_modules):
+            found.sort(key=_START)
+        return requires, modules, bound, bound_modules
+
+    def _references(self, callees: list[Node]) -> None:
+        requires, modules_found, bound, bound_modules = self._requires(callees)
+        for name, bound_module in zip(bound, bound_modules, strict=True):
             self.requires.setdefault(base.text(name, self.source), base.text(bound_module, self.source))
         spans = scopes.Spans([(d.node.start_byte, d.node.end_byte) for d in self.drafts])
         # `require("m")` calls: each call with the module string inside it (two sorted lists).
-        requires = found.get("require", [])
-        modules = iter(found.get("module", []))
+        modules = iter(modules_found)
         required_at: dict[int, str] = {}
         for call in requires:
             module = next(modules, None)
@@ -303,7 +382,6 @@ class _Extractor:
             if index is not None and required is not None:
                 self.drafts[index].deps.append(Dependency(required, "import", lookup=_require_candidates(required)))
         self.required_at = required_at
-        callees = found.get("callee", [])
         # One Dependency per distinct written callee (and receiver, which `self` depends on).
         cache: dict[tuple[bytes, str | None], Dependency | None] = {}
         source = self.source
@@ -335,8 +413,9 @@ class _Extractor:
             name = head.group()
             if name != "self" and name != self.module_table and name not in self.requires and name not in self.tables:
                 return None
-        table = callee.child_by_field_name("table")
-        member_node = callee.child_by_field_name("field" if kind == "dot_index_expression" else "method")
+        _arguments, table_field, field_field, method_field = _field_ids()
+        table = callee.child_by_field_id(table_field)
+        member_node = callee.child_by_field_id(field_field if kind == "dot_index_expression" else method_field)
         if table is None or member_node is None:
             return None
         member = base.text(member_node, self.source)

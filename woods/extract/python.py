@@ -137,18 +137,43 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
     return ".".join(p for p in parts if p)
 
 
+class _Fields(NamedTuple):
+    """The grammar's ids of the fields the extractor reads: `child_by_field_id` skips the search
+    of the field's name among all of them that `child_by_field_name` makes on every call."""
+
+    alias: int
+    attribute: int
+    body: int
+    definition: int
+    function: int
+    module_name: int
+    name: int
+    object: int
+    superclasses: int
+    value: int
+
+
+@functools.cache
+def _fields() -> _Fields:
+    lang = base.language("python")
+    ids = [lang.field_id_for_name(name) for name in _Fields._fields]
+    assert all(i is not None for i in ids), "every field is one of the python grammar's"
+    return _Fields(*(i for i in ids if i is not None))
+
+
 def _chain(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     """`a.b.c` → ('a', 'b', 'c'); `super().m` → ('super()', 'm'); anything else → None."""
+    f = _fields()
     parts: list[str] = []
     current = node
     while current is not None and current.type == "attribute":
-        parts.append(base.text(current.child_by_field_name("attribute"), source))
-        current = current.child_by_field_name("object")
+        parts.append(base.text(current.child_by_field_id(f.attribute), source))
+        current = current.child_by_field_id(f.object)
     if current is None:
         return None
     if current.type == "identifier":
         parts.append(base.text(current, source))
-    elif current.type == "call" and base.text(current.child_by_field_name("function"), source) == "super":
+    elif current.type == "call" and base.text(current.child_by_field_id(f.function), source) == "super":
         parts.append("super()")
     else:
         return None
@@ -185,8 +210,9 @@ def _call_ref(chain: tuple[str, ...] | None) -> _Ref | None:
 
 def _strip_call(node: Node | None) -> Node | None:
     """`dec(args)` → `dec`; `Generic[T]` → `Generic`; other nodes unchanged."""
+    f = _fields()
     while node is not None and node.type in ("call", "subscript", "generic_type"):
-        node = node.child_by_field_name("function") or node.child_by_field_name("value") or node.named_child(0)
+        node = node.child_by_field_id(f.function) or node.child_by_field_id(f.value) or node.named_child(0)
     return node
 
 
@@ -421,18 +447,19 @@ class _Extractor:
         """The draft of a (decorated) definition and the definition node itself, or None when it
         has no name (syntax errors)."""
         source = self.source
+        f = _fields()
         decorators: list[Node] = []
         definition = node
         if node.type == "decorated_definition":
             decorators = [c for c in node.children if c.type == "decorator"]
-            found = node.child_by_field_name("definition")
+            found = node.child_by_field_id(f.definition)
             if found is None:
                 return None
             definition = found
         definition_type = definition.type
         if definition_type != "function_definition" and definition_type != "class_definition":
             return None
-        name_node = definition.child_by_field_name("name")
+        name_node = definition.child_by_field_id(f.name)
         if name_node is None:
             return None
         name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
@@ -442,7 +469,7 @@ class _Extractor:
         identifier = self._unique(f"{owner.identifier}.{name}", unit_type)
         if owner_type == "module":
             self.top_level.add(name)
-        body = definition.child_by_field_name("body")
+        body = definition.child_by_field_id(f.body)
         metadata: dict[str, Any] = {
             "decorators": [base.one_line(base.text(d, source))[1:].strip() for d in decorators]
         }
@@ -478,7 +505,7 @@ class _Extractor:
         return draft, definition
 
     def _bases(self, definition: Node, draft: _Draft) -> None:
-        arguments = definition.child_by_field_name("superclasses")
+        arguments = definition.child_by_field_id(_fields().superclasses)
         texts: list[str] = []
         if arguments is not None:
             for arg in arguments.named_children:
@@ -492,21 +519,22 @@ class _Extractor:
         draft.metadata["bases"] = texts
 
     def _import(self, node: Node, owner: _Draft) -> None:
+        f = _fields()
         if node.type == "import_statement":
             for item in node.named_children:
                 if item.type == "dotted_name":
                     dotted = base.text(item, self.source)
                     self.bindings.setdefault(dotted.split(".")[0], dotted.split(".")[0])
                 elif item.type == "aliased_import":
-                    dotted = base.text(item.child_by_field_name("name"), self.source)
-                    self.bindings[base.text(item.child_by_field_name("alias"), self.source)] = dotted
+                    dotted = base.text(item.child_by_field_id(f.name), self.source)
+                    self.bindings[base.text(item.child_by_field_id(f.alias), self.source)] = dotted
                 else:
                     continue
                 parts = dotted.split(".")
                 lookup = tuple(".".join(parts[:i]) for i in range(len(parts), 0, -1))
                 owner.refs.append(_Ref("import", kind="import", target=dotted, lookup=lookup))
             return
-        module_node = node.child_by_field_name("module_name")
+        module_node = node.child_by_field_id(f.module_name)
         if module_node is None:
             return
         if module_node.type == "relative_import":
@@ -518,7 +546,7 @@ class _Extractor:
             absolute = base.text(module_node, self.source)
         if absolute == "__future__":
             return
-        names = node.children_by_field_name("name")
+        names = node.children_by_field_id(f.name)
         # (the grammar has either names or `*`: only a tree with errors needs to look for both)
         if not names or (not self.error_free and any(c.type == "wildcard_import" for c in node.children)):
             if absolute:
@@ -526,8 +554,8 @@ class _Extractor:
             return
         for item in names:
             if item.type == "aliased_import":
-                imported = base.text(item.child_by_field_name("name"), self.source)
-                local = base.text(item.child_by_field_name("alias"), self.source)
+                imported = base.text(item.child_by_field_id(f.name), self.source)
+                local = base.text(item.child_by_field_id(f.alias), self.source)
             else:
                 imported = base.text(item, self.source)
                 local = imported.split(".")[0]
