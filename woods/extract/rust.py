@@ -486,7 +486,7 @@ class _Extractor:
             prefix, unit_type = ctx.self_type, "method"
         else:
             prefix, unit_type = ctx.module, "function"
-        draft = self._new(node, name, unit_type, owner, _Ctx(ctx.module, ctx.self_type, ctx.trait), prefix)
+        draft = self._new(node, name, unit_type, owner, ctx, prefix)  # contexts are never changed
         if node.type == "function_signature_item":
             draft.metadata["abstract"] = True
         if ctx.trait is not None and unit_type == "method":
@@ -590,9 +590,11 @@ class _Extractor:
             if name not in _PRELUDE:
                 owner.refs.append(("calls", (name,), ctx))
             return
-        if kind == "field_expression":
+        if kind == "field_expression":  # `self.m()` only: its text starts with its receiver's
+            if ctx.self_type is None or not self.source.startswith(b"self", function.start_byte):
+                return
             receiver = function.child_by_field_name("value")
-            if receiver is not None and receiver.type == "self" and ctx.self_type is not None:
+            if receiver is not None and receiver.type == "self":
                 name = base.text(function.child_by_field_name("field"), self.source)
                 owner.refs.append(("calls", ("Self", name), ctx))
             return
