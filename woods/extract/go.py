@@ -194,8 +194,8 @@ class _Extractor:
                         written = source[start:end]
                         named = type_edges.get(written)
                         if named is None:
-                            name = written.decode("utf-8", "replace")
-                            named = type_edges[written] = (name, self._name_edge(name, "code_reference"))
+                            type_name = written.decode("utf-8", "replace")
+                            named = type_edges[written] = (type_name, self._name_edge(type_name, "code_reference"))
                         if named[1] is not None and named[0] not in owner.type_params:
                             owner.deps.append(named[1])
                 elif kind == _CALL_NAME:
