@@ -414,21 +414,23 @@ class _Extractor:
         spans = scopes.Spans([((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts])
         declared = {n.start_byte for n in found.get("decl", ())}
         applied = {n.start_byte for n in found.get("call", ())}
-        # One Dependency per distinct written reference (a module mentions the same names often).
-        cache: dict[tuple[str, bytes, bool], Dependency | None] = {}
         source = self.source
         drafts = self.drafts
         for kind in ("var", "operator", "qualified", "type"):
+            # One Dependency per distinct written reference of this kind, in and out of function
+            # position (a module mentions the same names often).
+            cache: tuple[dict[bytes, Dependency | None], dict[bytes, Dependency | None]] = ({}, {})
             positions: list[int] = []
             deps: list[Dependency] = []
             for node in found.get(kind, ()):
                 start = node.start_byte
                 if start in declared:
                     continue
-                key = (kind, source[start : node.end_byte], start in applied)
-                dep = cache.get(key, _MISSING)
+                called = start in applied
+                written = source[start : node.end_byte]
+                dep = cache[called].get(written, _MISSING)
                 if dep is _MISSING:
-                    dep = cache[key] = self._reference(kind, node, key[2])
+                    dep = cache[called][written] = self._reference(kind, node, called)
                 if dep is not None:
                     positions.append(start)
                     deps.append(dep)
@@ -476,9 +478,9 @@ class _Extractor:
             return [f"{m}.{member}" for m in self.imports.aliases.get(alias, [alias])]
         local = self.types if types else self.functions
         out = [f"{self.module}.{name}"] if name in local else []
-        out.extend(f"{m}.{name}" for m in self.imports.names.get(name, ()))
+        out += [f"{m}.{name}" for m in self.imports.names.get(name, ())]
         if name not in local and name not in _PRELUDE:
-            out.extend(f"{m}.{name}" for m in self.imports.open)
+            out += [f"{m}.{name}" for m in self.imports.open]
         return list(dict.fromkeys(out))
 
     def _dependency(self, name: str, via: str, types: bool) -> Dependency | None:
