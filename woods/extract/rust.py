@@ -152,6 +152,7 @@ _UNRESOLVED = Dependency("", "")  # a cache miss (`_Extractor._freeze`)
 _PRELUDE = frozenset({"Ok", "Err", "Some", "None", "Box", "Vec", "String", "drop", "Default", "Option"})
 # First path segments that name the standard library, kept as written.
 _STD_CRATES = frozenset({"std", "core", "alloc"})
+_CRATE_OR_STD = _STD_CRATES | {"crate"}  # imports from these are absolute already
 
 
 def _separators(identifier: str) -> list[int]:
@@ -509,16 +510,17 @@ class _Extractor:
 
     def _absolute(self, segments: tuple[str, ...], ctx: _Ctx) -> tuple[str, ...]:
         """`super::x` / `self::x` → `crate::…::x`; anything else unchanged."""
+        head = segments[0] if segments else None
+        if head != "self" and head != "super":
+            return segments
         module = ctx.module.split("::")
-        if segments and segments[0] == "self":
+        if head == "self":
             return (*module, *segments[1:])
-        if segments and segments[0] == "super":
-            count = 0
-            while count < len(segments) and segments[count] == "super":
-                count += 1
-            kept = module[: max(1, len(module) - count)]
-            return (*kept, *segments[count:])
-        return segments
+        count = 0
+        while count < len(segments) and segments[count] == "super":
+            count += 1
+        kept = module[: max(1, len(module) - count)]
+        return (*kept, *segments[count:])
 
     def _use(self, node: Node, ctx: _Ctx, owner: _Draft, record: bool) -> None:
         for path, alias in self._use_leaves(node):
@@ -573,7 +575,7 @@ class _Extractor:
         if not record:
             return
         candidates = [written]
-        if absolute[0] not in ("crate", *_STD_CRATES):
+        if absolute[0] not in _CRATE_OR_STD:
             candidates = [f"{ctx.module}::{written}", f"crate::{written}", written]
         owner.deps.append(Dependency(candidates[0] if absolute[0] == "crate" else written, "import",
                                      lookup=tuple(dict.fromkeys(candidates))))
@@ -695,7 +697,10 @@ class _Extractor:
             key = (via, segments, ctx.module, ctx.self_type, unit_key)
             found = resolved.get(key, _UNRESOLVED)
             if found is _UNRESOLVED:
-                candidates = self._candidates(segments, ctx, draft)
+                # Without a function around that declares items there is no nested candidate
+                # (`_continued`; its colon case keeps the walk).
+                nested = unit_key is not None or self.enclosing is not None
+                candidates = self._candidates(segments, ctx, draft if nested else None)
                 found = resolved[key] = (
                     Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates))
                     if candidates
