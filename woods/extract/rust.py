@@ -410,7 +410,11 @@ class _Extractor:
 
     def _inner_docs(self, body: Node) -> str | None:
         lines: list[str] = []
-        for child in body.children:
+        # Child by child: only the leading ones are read, never the list of a whole file's items.
+        for index in range(body.child_count):
+            child = body.child(index)
+            if child is None:
+                break
             if child.type not in _COMMENTS:
                 if child.type in ("{",):
                     continue
