@@ -259,19 +259,22 @@ def _walk_path(node: Node | None, source: bytes) -> tuple[str, ...] | None:
 def _leading_docs(siblings: list[Node], index: int, source: bytes) -> str | None:
     """Comments directly above the item `siblings[index]`, across its `#[…]` attributes."""
     lines: list[str] = []  # bottom up
-    expected = siblings[index].start_point[0]
+    expected: int | None = None  # the start row of the node below `current` (read once needed)
     for position in range(index - 1, -1, -1):
         current = siblings[position]
+        kind = current.type
+        comment = kind == "line_comment" or kind == "block_comment"  # _COMMENTS
+        if not comment and kind != "attribute_item":
+            break
+        if expected is None:
+            expected = siblings[index].start_point[0]
         if current.end_point[0] < expected - 1:
             break
-        kind = current.type
-        if kind == "line_comment" or kind == "block_comment":  # _COMMENTS
+        if comment:
             raw = source[current.start_byte : current.end_byte]
             if raw[:3] in (b"//!", b"/*!"):  # an inner doc comment documents the enclosing module
                 break
             lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-        elif kind != "attribute_item":
-            break
         expected = current.start_point[0]
     lines.reverse()
     return base.clean_comment("\n".join(lines)) if lines else None
@@ -729,7 +732,7 @@ class _Extractor:
             docstring=draft.docstring,
             parent=draft.parent,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]),
+            dependencies=base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]) if deps else (),
         )
 
 
