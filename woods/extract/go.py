@@ -68,6 +68,7 @@ _MEMBER = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)([^A-Za-z0-9_\x80-\xff]|\Z)")
 _UNDECIDED = frozenset({b" ", b"\t", b"\r", b"\n", b"/", b"[", b""})
 _NO_END = 1 << 62  # the end of no scope
 _NO_EDGE = Dependency("", "")  # a cache miss (None is a cached "no edge")
+_NO_EDGES: tuple[Dependency, ...] = (_NO_EDGE,)  # a cache miss of `_qualified` (() is "no edges")
 _COMMENT = frozenset({"comment"})
 
 
@@ -120,6 +121,8 @@ class _Extractor:
         self.siblings = preorder.Siblings()
         # Dependencies by (target, via), made once per file (they are frozen).
         self.edges: dict[tuple[str, str], Dependency] = {}
+        # The edges of a plainly written `pkg.Name` by (text, via): `_qualified`.
+        self.qualified: dict[tuple[bytes, str], tuple[Dependency, ...]] = {}
 
     def run(self) -> FileExtraction:
         tree = base.parse("go", self.source)
@@ -380,15 +383,21 @@ class _Extractor:
         return base.text(selector.child_by_field_name("field"), self.source)
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
-        # `pkg.Name` with nothing in between splits at its dot; anything else asks the tree.
-        package, _, name = base.text(node, self.source).partition(".")
-        if not (package.isidentifier() and name.isidentifier()):
-            package = base.text(node.child_by_field_name("package"), self.source)
-            name = base.text(node.child_by_field_name("name"), self.source)
-        path = self.imports.get(package)
-        if path is not None:
-            owner.deps.append(self._edge(path, "import"))
-            owner.deps.append(self._edge(f"{path}.{name}", via))
+        written = self.source[node.start_byte : node.end_byte]
+        edges = self.qualified.get((written, via), _NO_EDGES)
+        if edges is _NO_EDGES:
+            # `pkg.Name` with nothing in between splits at its dot (its edges kept per text);
+            # anything else asks the tree.
+            package, _, name = written.decode("utf-8", "replace").partition(".")
+            plain = package.isidentifier() and name.isidentifier()
+            if not plain:
+                package = base.text(node.child_by_field_name("package"), self.source)
+                name = base.text(node.child_by_field_name("name"), self.source)
+            path = self.imports.get(package)
+            edges = (self._edge(path, "import"), self._edge(f"{path}.{name}", via)) if path is not None else ()
+            if plain:
+                self.qualified[(written, via)] = edges
+        owner.deps.extend(edges)
 
     def _type_reference(self, name: str, owner: _Draft) -> None:
         """A type name (never a spec's own name: `_replay` leaves those out)."""
