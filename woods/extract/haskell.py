@@ -84,6 +84,13 @@ _REFERENCES = """
 """
 
 
+# A data declaration's constructor names and record fields (`_type`), read in C, not by a walk.
+_CONSTRUCTOR_PARTS = """
+(constructor) @constructor
+(field_name) @field
+"""
+
+
 def module_from_path(file_path: str) -> str:
     """`src/XMonad/Core.hs` → `XMonad.Core`: the trailing path segments that start upper-case."""
     parts = [p for p in file_path.split("/") if p]
@@ -354,11 +361,12 @@ class _Extractor:
         constructors: list[str] = []
         fields: list[str] = []
         holder = node.child_by_field_name("constructors") or node.child_by_field_name("constructor")
-        for child in base.walk(holder) if holder is not None else ():
-            if child.type == "constructor" and child.parent is not None and child.parent.child_by_field_name("name") == child:
-                constructors.append(base.text(child, self.source))
-            elif child.type == "field_name":
-                fields.append(base.text(child, self.source))
+        if holder is not None:  # neither kind nests in itself: by start byte is the walk's order
+            parts = scopes.captures_by_name("haskell", _CONSTRUCTOR_PARTS, holder)
+            for child in parts.get("constructor", ()):
+                if child.parent is not None and child.parent.child_by_field_name("name") == child:
+                    constructors.append(base.text(child, self.source))
+            fields = [base.text(child, self.source) for child in parts.get("field", ())]
         if constructors:
             draft.metadata["constructors"] = constructors
         if fields:
