@@ -199,3 +199,43 @@ def test_macro_rules_definitions_are_units() -> None:
     select = units["crate::macros::select::select"]
     assert (select.type, select.line_start, select.line_end) == ("macro", 2, 4)
     assert select.docstring == "Waits on several branches at once."
+
+
+def test_paths_written_with_spaces_comments_or_generics_resolve_like_plain_ones() -> None:
+    # Plainly written paths are read from the text; any other spelling walks the tree: both agree.
+    source = b"""use crate::store::Store;
+use crate :: store :: { Entry as E, self };
+fn run() {
+    crate::store::open();
+    crate :: store /* the module */ :: open();
+    Store::<u8>::create();
+    r#Store::build();
+    let s: store::Store = store :: Store::default();
+}
+"""
+    units = {u.identifier: u for u in extract("src/lib.rs", source).units}
+    assert list(_deps(units["crate"], "import")) == ["crate::store::Store", "crate::store::Entry", "crate::store"]
+    run = units["crate::run"]
+    assert list(_deps(run, "calls")) == [
+        "crate::store::open", "crate::store::Store::create", "crate::r#Store::build", "crate::store::Store::default"
+    ]
+    assert list(_deps(run, "code_reference")) == ["crate::store::Store"]
+
+
+def test_items_inside_functions_resolve_under_a_file_path_with_a_colon() -> None:
+    # Each function's call of its own nested `inner` resolves to that one. `src/a:/b.rs` gives the
+    # module `crate::a:::b`, whose `:::` keeps the one-by-one check of which identifiers continue
+    # a function's.
+    source = b"""fn one() {
+    fn inner() {}
+    inner();
+}
+fn two() {
+    fn inner() {}
+    inner();
+}
+"""
+    for path, module in (("src/a:/b.rs", "crate::a:::b"), ("src/a/b.rs", "crate::a::b")):
+        units = {u.identifier: u for u in extract(path, source).units}
+        for name in ("one", "two"):
+            assert list(_deps(units[f"{module}::{name}"], "calls")) == [f"{module}::{name}::inner"]

@@ -67,6 +67,8 @@ _BODY, _SIGNATURE, _HIDDEN = range(3)
 _MEMBER = re.compile(rb"\.([A-Za-z_][A-Za-z0-9_]*)([^A-Za-z0-9_\x80-\xff]|\Z)")
 _UNDECIDED = frozenset({b" ", b"\t", b"\r", b"\n", b"/", b"[", b""})
 _NO_END = 1 << 62  # the end of no scope
+_NO_EDGE = Dependency("", "")  # a cache miss (None is a cached "no edge")
+_NO_EDGES: tuple[Dependency, ...] = (_NO_EDGE,)  # a cache miss of `_qualified` (() is "no edges")
 _COMMENT = frozenset({"comment"})
 
 
@@ -119,6 +121,8 @@ class _Extractor:
         self.siblings = preorder.Siblings()
         # Dependencies by (target, via), made once per file (they are frozen).
         self.edges: dict[tuple[str, str], Dependency] = {}
+        # The edges of a plainly written `pkg.Name` by (text, via): `_qualified`.
+        self.qualified: dict[tuple[bytes, str], tuple[Dependency, ...]] = {}
 
     def run(self) -> FileExtraction:
         tree = base.parse("go", self.source)
@@ -155,6 +159,10 @@ class _Extractor:
         source = self.source
         imports = self.imports
         plain = not root.has_error  # whether a call may be told from the text after it (`_called_member`)
+        # The edge of a written type name (with the name) and of a called plain name (None:
+        # predeclared), made once per name.
+        type_edges: dict[bytes, tuple[str, Dependency | None]] = {}
+        call_edges: dict[bytes, Dependency | None] = {}
         for start, negative_end, kind, node in preorder.captures("go", _WALK, root):
             end = -negative_end
             if start >= top_end or start == end:
@@ -185,11 +193,22 @@ class _Extractor:
                                 target = f"{self.package}.{owner.receiver_type}.{member}"
                                 owner.deps.append(self._edge(target, "calls"))
                 elif kind == _TYPE_NAME:
-                    if start != spec_name:
-                        self._type_reference(source[start:end].decode("utf-8", "replace"), owner)
+                    if start != spec_name:  # `_type_reference`, its edge kept per written name
+                        written = source[start:end]
+                        named = type_edges.get(written)
+                        if named is None:
+                            type_name = written.decode("utf-8", "replace")
+                            named = type_edges[written] = (type_name, self._name_edge(type_name, "code_reference"))
+                        if named[1] is not None and named[0] not in owner.type_params:
+                            owner.deps.append(named[1])
                 elif kind == _CALL_NAME:
-                    if mode == _BODY:
-                        self._call_name(source[start:end].decode("utf-8", "replace"), owner)
+                    if mode == _BODY:  # `_call_name`, its edge kept per written name
+                        written = source[start:end]
+                        edge = call_edges.get(written, _NO_EDGE)
+                        if edge is _NO_EDGE:
+                            edge = call_edges[written] = self._name_edge(written.decode("utf-8", "replace"), "calls")
+                        if edge is not None:
+                            owner.deps.append(edge)
                 else:  # a qualified type
                     self._qualified(node, owner, "code_reference")
                     if mode == _BODY:  # an interface method's walk reads the parts too
@@ -333,10 +352,15 @@ class _Extractor:
             found = self.edges[(target, via)] = Dependency(target, via, lookup=(target,))
         return found
 
+    def _name_edge(self, name: str, via: str) -> Dependency | None:
+        """The edge a plain type name or called name makes: a same-package one unless predeclared."""
+        return None if name in _BUILTINS else self._edge(f"{self.package}.{name}", via)
+
     def _call_name(self, name: str, owner: _Draft) -> None:
         """A call of a plain name (`Func()`): a same-package function unless predeclared."""
-        if name not in _BUILTINS:
-            owner.deps.append(self._edge(f"{self.package}.{name}", "calls"))
+        edge = self._name_edge(name, "calls")
+        if edge is not None:
+            owner.deps.append(edge)
 
     def _called_member(self, operand: Node, operand_end: int, plain: bool) -> str | None:
         """`M` when the selector `x.M` whose operand is `operand` is the function of a call, else None.
@@ -359,15 +383,21 @@ class _Extractor:
         return base.text(selector.child_by_field_name("field"), self.source)
 
     def _qualified(self, node: Node, owner: _Draft, via: str) -> None:
-        # `pkg.Name` with nothing in between splits at its dot; anything else asks the tree.
-        package, _, name = base.text(node, self.source).partition(".")
-        if not (package.isidentifier() and name.isidentifier()):
-            package = base.text(node.child_by_field_name("package"), self.source)
-            name = base.text(node.child_by_field_name("name"), self.source)
-        path = self.imports.get(package)
-        if path is not None:
-            owner.deps.append(self._edge(path, "import"))
-            owner.deps.append(self._edge(f"{path}.{name}", via))
+        written = self.source[node.start_byte : node.end_byte]
+        edges = self.qualified.get((written, via), _NO_EDGES)
+        if edges is _NO_EDGES:
+            # `pkg.Name` with nothing in between splits at its dot (its edges kept per text);
+            # anything else asks the tree.
+            package, _, name = written.decode("utf-8", "replace").partition(".")
+            plain = package.isidentifier() and name.isidentifier()
+            if not plain:
+                package = base.text(node.child_by_field_name("package"), self.source)
+                name = base.text(node.child_by_field_name("name"), self.source)
+            path = self.imports.get(package)
+            edges = (self._edge(path, "import"), self._edge(f"{path}.{name}", via)) if path is not None else ()
+            if plain:
+                self.qualified[(written, via)] = edges
+        owner.deps.extend(edges)
 
     def _type_reference(self, name: str, owner: _Draft) -> None:
         """A type name (never a spec's own name: `_replay` leaves those out)."""

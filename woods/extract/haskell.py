@@ -84,6 +84,13 @@ _REFERENCES = """
 """
 
 
+# A data declaration's constructor names and record fields (`_type`), read in C, not by a walk.
+_CONSTRUCTOR_PARTS = """
+(constructor) @constructor
+(field_name) @field
+"""
+
+
 def module_from_path(file_path: str) -> str:
     """`src/XMonad/Core.hs` → `XMonad.Core`: the trailing path segments that start upper-case."""
     parts = [p for p in file_path.split("/") if p]
@@ -354,11 +361,12 @@ class _Extractor:
         constructors: list[str] = []
         fields: list[str] = []
         holder = node.child_by_field_name("constructors") or node.child_by_field_name("constructor")
-        for child in base.walk(holder) if holder is not None else ():
-            if child.type == "constructor" and child.parent is not None and child.parent.child_by_field_name("name") == child:
-                constructors.append(base.text(child, self.source))
-            elif child.type == "field_name":
-                fields.append(base.text(child, self.source))
+        if holder is not None:  # neither kind nests in itself: by start byte is the walk's order
+            parts = scopes.captures_by_name("haskell", _CONSTRUCTOR_PARTS, holder)
+            for child in parts.get("constructor", ()):
+                if child.parent is not None and child.parent.child_by_field_name("name") == child:
+                    constructors.append(base.text(child, self.source))
+            fields = [base.text(child, self.source) for child in parts.get("field", ())]
         if constructors:
             draft.metadata["constructors"] = constructors
         if fields:
@@ -414,21 +422,23 @@ class _Extractor:
         spans = scopes.Spans([((d.first or d.node).start_byte, d.node.end_byte) for d in self.drafts])
         declared = {n.start_byte for n in found.get("decl", ())}
         applied = {n.start_byte for n in found.get("call", ())}
-        # One Dependency per distinct written reference (a module mentions the same names often).
-        cache: dict[tuple[str, bytes, bool], Dependency | None] = {}
         source = self.source
         drafts = self.drafts
         for kind in ("var", "operator", "qualified", "type"):
+            # One Dependency per distinct written reference of this kind, in and out of function
+            # position (a module mentions the same names often).
+            cache: tuple[dict[bytes, Dependency | None], dict[bytes, Dependency | None]] = ({}, {})
             positions: list[int] = []
             deps: list[Dependency] = []
             for node in found.get(kind, ()):
                 start = node.start_byte
                 if start in declared:
                     continue
-                key = (kind, source[start : node.end_byte], start in applied)
-                dep = cache.get(key, _MISSING)
+                called = start in applied
+                written = source[start : node.end_byte]
+                dep = cache[called].get(written, _MISSING)
                 if dep is _MISSING:
-                    dep = cache[key] = self._reference(kind, node, key[2])
+                    dep = cache[called][written] = self._reference(kind, node, called)
                 if dep is not None:
                     positions.append(start)
                     deps.append(dep)
@@ -476,9 +486,9 @@ class _Extractor:
             return [f"{m}.{member}" for m in self.imports.aliases.get(alias, [alias])]
         local = self.types if types else self.functions
         out = [f"{self.module}.{name}"] if name in local else []
-        out.extend(f"{m}.{name}" for m in self.imports.names.get(name, ()))
+        out += [f"{m}.{name}" for m in self.imports.names.get(name, ())]
         if name not in local and name not in _PRELUDE:
-            out.extend(f"{m}.{name}" for m in self.imports.open)
+            out += [f"{m}.{name}" for m in self.imports.open]
         return list(dict.fromkeys(out))
 
     def _dependency(self, name: str, via: str, types: bool) -> Dependency | None:

@@ -16,6 +16,8 @@ paths and to `self.m()` / `Self::m()`, and references to types that are `use`d o
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -150,6 +152,7 @@ _UNRESOLVED = Dependency("", "")  # a cache miss (`_Extractor._freeze`)
 _PRELUDE = frozenset({"Ok", "Err", "Some", "None", "Box", "Vec", "String", "drop", "Default", "Option"})
 # First path segments that name the standard library, kept as written.
 _STD_CRATES = frozenset({"std", "core", "alloc"})
+_CRATE_OR_STD = _STD_CRATES | {"crate"}  # imports from these are absolute already
 
 
 def _separators(identifier: str) -> list[int]:
@@ -205,8 +208,35 @@ class _Draft:
     refs: list[tuple[str, tuple[str, ...], _Ctx]] = field(default_factory=list)
 
 
+# A path written plainly — ASCII identifiers joined by `::`, no whitespace, comment, generic or
+# `$metavariable` — whose segments are its text split at `::` (`_path_segments`).
+_PLAIN_PATH = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*")
+# Node types whose segments are exactly their leaves' texts when the tree under them has no error:
+# a path's children are its path, `::` and its name, so a plainly written one is read from the text.
+_PLAIN_PATH_TYPES = frozenset(
+    {"scoped_identifier", "scoped_type_identifier", "identifier", "type_identifier", "crate", "super", "self"}
+)
+
+
 def _path_segments(node: Node | None, source: bytes) -> tuple[str, ...] | None:
     """`a::b::c` (scoped identifier or scoped type) → ('a', 'b', 'c'); a generic's base path."""
+    if node is None:
+        return None
+    kind = node.type
+    while kind in ("generic_type", "generic_function"):
+        inner = node.child_by_field_name("type") or node.child_by_field_name("function")
+        if inner is None:
+            return None
+        node, kind = inner, inner.type
+    if kind in _PLAIN_PATH_TYPES and not node.has_error:
+        raw = source[node.start_byte : node.end_byte]
+        if _PLAIN_PATH.fullmatch(raw):  # the tree's segments, read from the text
+            return tuple(raw.decode("ascii").split("::"))
+    return _walk_path(node, source)
+
+
+def _walk_path(node: Node | None, source: bytes) -> tuple[str, ...] | None:
+    """`_path_segments` read node by node: for paths not plainly written, or under an error."""
     parts: list[str] = []
     current = node
     while current is not None:
@@ -228,21 +258,25 @@ def _path_segments(node: Node | None, source: bytes) -> tuple[str, ...] | None:
 
 def _leading_docs(siblings: list[Node], index: int, source: bytes) -> str | None:
     """Comments directly above the item `siblings[index]`, across its `#[…]` attributes."""
-    lines: list[str] = []
-    expected = siblings[index].start_point[0]
+    lines: list[str] = []  # bottom up
+    expected: int | None = None  # the start row of the node below `current` (read once needed)
     for position in range(index - 1, -1, -1):
         current = siblings[position]
+        kind = current.type
+        comment = kind == "line_comment" or kind == "block_comment"  # _COMMENTS
+        if not comment and kind != "attribute_item":
+            break
+        if expected is None:
+            expected = siblings[index].start_point[0]
         if current.end_point[0] < expected - 1:
             break
-        kind = current.type
-        if kind in _COMMENTS:
-            raw = base.text(current, source).rstrip("\n")
-            if raw.startswith(("//!", "/*!")):  # an inner doc comment documents the enclosing module
+        if comment:
+            raw = source[current.start_byte : current.end_byte]
+            if raw[:3] in (b"//!", b"/*!"):  # an inner doc comment documents the enclosing module
                 break
-            lines.insert(0, raw)
-        elif kind != "attribute_item":
-            break
+            lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
         expected = current.start_point[0]
+    lines.reverse()
     return base.clean_comment("\n".join(lines)) if lines else None
 
 
@@ -261,7 +295,9 @@ class _Extractor:
         self.impls: list[tuple[str, tuple[str, ...], _Ctx, _Draft]] = []
         self.child_mods: dict[str, set[str]] = {}  # module path → names of its `mod x` items
         self.siblings = preorder.Siblings()
-        self.enclosing: set[str] = set()
+        self.sorted_ids: list[str] = []  # every unit identifier, sorted (`_continued`)
+        self.enclosing: set[str] | None = None  # only for a file path with a colon (`_continued`)
+        self.use_leaves: dict[int, list[tuple[tuple[str, ...], str | None]]] = {}  # by start byte
         # Resolved references by (via, path, module, `Self`, unit id or None): see `_freeze`.
         self.resolved: dict[tuple[str, tuple[str, ...], str, str | None, int | None], Dependency | None] = {}
 
@@ -274,18 +310,20 @@ class _Extractor:
         module = _Draft(self.root_module, "module", root, root, None, self._parent_module(self.root_module), ctx)
         module.docstring = self._inner_docs(root)
         self.drafts.append(module)
-        for child in root.named_children:
+        top_level = root.named_children
+        for child in top_level:
             if child.type == "mod_item":
                 self.child_mods.setdefault(ctx.module, set()).add(
                     base.text(child.child_by_field_name("name"), self.source)
                 )
-        for child in root.named_children:
+        for child in top_level:
             if child.type == "use_declaration":
                 self._use(child, ctx, module, record=False)
         self._replay(root, module, ctx)
         self._attach_impls()
-        # Every path some unit's identifier continues (`crate::f` for `crate::f::Item`).
-        self.enclosing = {identifier[:i] for identifier in self.by_id for i in _separators(identifier)}
+        self.sorted_ids = sorted(self.by_id)
+        if ":" in self.file_path:  # module segments with a colon: see `_continued`
+            self.enclosing = {identifier[:i] for identifier in self.by_id for i in _separators(identifier)}
         units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, warnings)
 
@@ -375,7 +413,11 @@ class _Extractor:
 
     def _inner_docs(self, body: Node) -> str | None:
         lines: list[str] = []
-        for child in body.children:
+        # Child by child: only the leading ones are read, never the list of a whole file's items.
+        for index in range(body.child_count):
+            child = body.child(index)
+            if child is None:
+                break
             if child.type not in _COMMENTS:
                 if child.type in ("{",):
                     continue
@@ -452,7 +494,7 @@ class _Extractor:
             prefix, unit_type = ctx.self_type, "method"
         else:
             prefix, unit_type = ctx.module, "function"
-        draft = self._new(node, name, unit_type, owner, _Ctx(ctx.module, ctx.self_type, ctx.trait), prefix)
+        draft = self._new(node, name, unit_type, owner, ctx, prefix)  # contexts are never changed
         if node.type == "function_signature_item":
             draft.metadata["abstract"] = True
         if ctx.trait is not None and unit_type == "method":
@@ -475,18 +517,30 @@ class _Extractor:
 
     def _absolute(self, segments: tuple[str, ...], ctx: _Ctx) -> tuple[str, ...]:
         """`super::x` / `self::x` → `crate::…::x`; anything else unchanged."""
+        head = segments[0] if segments else None
+        if head != "self" and head != "super":
+            return segments
         module = ctx.module.split("::")
-        if segments and segments[0] == "self":
+        if head == "self":
             return (*module, *segments[1:])
-        if segments and segments[0] == "super":
-            count = 0
-            while count < len(segments) and segments[count] == "super":
-                count += 1
-            kept = module[: max(1, len(module) - count)]
-            return (*kept, *segments[count:])
-        return segments
+        count = 0
+        while count < len(segments) and segments[count] == "super":
+            count += 1
+        kept = module[: max(1, len(module) - count)]
+        return (*kept, *segments[count:])
 
     def _use(self, node: Node, ctx: _Ctx, owner: _Draft, record: bool) -> None:
+        for path, alias in self._use_leaves(node):
+            self._use_leaf(path, alias, ctx, owner, record)
+
+    def _use_leaves(self, node: Node) -> list[tuple[tuple[str, ...], str | None]]:
+        """The (path, alias) leaves of a `use` tree in source order, read from the tree once: a
+        file-level `use` is read before the walk (for bindings) and again by it (to record)."""
+        cached = self.use_leaves.get(node.start_byte)
+        if cached is not None:
+            return cached
+        leaves: list[tuple[tuple[str, ...], str | None]] = []
+        self.use_leaves[node.start_byte] = leaves
         argument = node.child_by_field_name("argument")
         work: list[tuple[tuple[str, ...], Node]] = [((), argument)] if argument is not None else []
         while work:
@@ -495,7 +549,7 @@ class _Extractor:
             if kind == "use_as_clause":
                 path = _path_segments(item.child_by_field_name("path"), self.source) or ()
                 alias = base.text(item.child_by_field_name("alias"), self.source)
-                self._use_leaf((*prefix, *path), alias, ctx, owner, record)
+                leaves.append(((*prefix, *path), alias))
             elif kind == "scoped_use_list":
                 path = _path_segments(item.child_by_field_name("path"), self.source) or ()
                 listing = item.child_by_field_name("list")
@@ -506,14 +560,15 @@ class _Extractor:
             elif kind == "use_wildcard":
                 inner = next((c for c in item.named_children), None)
                 path = _path_segments(inner, self.source) or ()
-                self._use_leaf((*prefix, *path), None, ctx, owner, record)
+                leaves.append(((*prefix, *path), None))
             else:
                 segments = _path_segments(item, self.source)
                 if segments:
                     full = (*prefix, *segments)
                     if full[-1] == "self":
                         full = full[:-1]
-                    self._use_leaf(full, full[-1] if full else None, ctx, owner, record)
+                    leaves.append((full, full[-1] if full else None))
+        return leaves
 
     def _use_leaf(self, path: tuple[str, ...], alias: str | None, ctx: _Ctx, owner: _Draft, record: bool) -> None:
         if not path:
@@ -527,7 +582,7 @@ class _Extractor:
         if not record:
             return
         candidates = [written]
-        if absolute[0] not in ("crate", *_STD_CRATES):
+        if absolute[0] not in _CRATE_OR_STD:
             candidates = [f"{ctx.module}::{written}", f"crate::{written}", written]
         owner.deps.append(Dependency(candidates[0] if absolute[0] == "crate" else written, "import",
                                      lookup=tuple(dict.fromkeys(candidates))))
@@ -544,9 +599,11 @@ class _Extractor:
             if name not in _PRELUDE:
                 owner.refs.append(("calls", (name,), ctx))
             return
-        if kind == "field_expression":
+        if kind == "field_expression":  # `self.m()` only: its text starts with its receiver's
+            if ctx.self_type is None or not self.source.startswith(b"self", function.start_byte):
+                return
             receiver = function.child_by_field_name("value")
-            if receiver is not None and receiver.type == "self" and ctx.self_type is not None:
+            if receiver is not None and receiver.type == "self":
                 name = base.text(function.child_by_field_name("field"), self.source)
                 owner.refs.append(("calls", ("Self", name), ctx))
             return
@@ -616,14 +673,29 @@ class _Extractor:
             holder = self.by_id.get(self_type)
             (holder if holder is not None and holder.type != "module" else owner).deps.append(dep)
 
+    def _continued(self, identifier: str) -> bool:
+        """Whether some unit's identifier continues `identifier` (`crate::f::Item` continues
+        `crate::f`): the first identifier sorted at or after `identifier::` starts with it.
+
+        Names hold no colon, so in identifiers every run of colons is a `::` separator or several;
+        only a module path made from a file path with a colon (`src/a:/b.rs`) can put an odd run
+        such as `:::` there, and then the separators found one by one decide, as they always did.
+        """
+        if self.enclosing is not None:
+            return identifier in self.enclosing
+        prefix = identifier + "::"
+        ids = self.sorted_ids
+        index = bisect.bisect_left(ids, prefix)
+        return index < len(ids) and ids[index].startswith(prefix)
+
     def _freeze(self, draft: _Draft) -> Unit:
-        deps: list[Dependency] = list(draft.deps)
+        deps = draft.deps  # the draft is done with: its own list takes the references too
         # What a reference resolves to depends on its context's module and `Self`, and on the unit
         # only when a function around it (the unit included) declares items: resolve each once.
         unit_key = None
-        scope: _Draft | None = draft
+        scope: _Draft | None = draft if draft.refs else None
         while scope is not None and scope.type in ("function", "method"):
-            if scope.identifier in self.enclosing:
+            if self._continued(scope.identifier):
                 unit_key = id(draft)
                 break
             scope = scope.outer
@@ -632,7 +704,10 @@ class _Extractor:
             key = (via, segments, ctx.module, ctx.self_type, unit_key)
             found = resolved.get(key, _UNRESOLVED)
             if found is _UNRESOLVED:
-                candidates = self._candidates(segments, ctx, draft)
+                # Without a function around that declares items there is no nested candidate
+                # (`_continued`; its colon case keeps the walk).
+                nested = unit_key is not None or self.enclosing is not None
+                candidates = self._candidates(segments, ctx, draft if nested else None)
                 found = resolved[key] = (
                     Dependency(self._preferred(segments, candidates, ctx), via, lookup=tuple(candidates))
                     if candidates
@@ -653,11 +728,11 @@ class _Extractor:
             line_end=end,
             source_code=code,
             namespace=draft.namespace,
-            signature=draft.signature if draft.node.type != "source_file" else None,
+            signature=draft.signature,  # None for the file's module, the one `source_file` node
             docstring=draft.docstring,
             parent=draft.parent,
             metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]),
+            dependencies=base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]) if deps else (),
         )
 
 
