@@ -50,3 +50,18 @@ def test_requires_read_from_callees_match_the_query_patterns(source: bytes) -> N
     got = lua._Extractor("a.lua", source)._requires(callees)
     names = ("require", "module", "bound", "bound_module")
     assert [_spans(found) for found in got] == [_spans(wanted.get(name, [])) for name in names]
+
+
+
+def test_a_require_with_a_second_argument_binds_its_first_module() -> None:
+    """`require("p", "q")` (the second argument is loader data in Lua 5.4) once failed the whole
+    file (a strict zip of bound names against every string argument); now the name is bound to
+    the first module and the file reads exactly as with `require("p")`."""
+    body = b'\nlocal u = require("u")\nlocal function f() return b.g(), u.h() end\nreturn f\n'
+    two = lua.extract("a.lua", b'local b, c = require("p", "q")' + body)
+    one = lua.extract("a.lua", b'local b, c = require("p")     ' + body)
+    assert [(u.identifier, u.type, u.dependencies) for u in two.units] == [
+        (u.identifier, u.type, u.dependencies) for u in one.units
+    ]
+    calls = {d.target for u in two.units if u.type == "function" for d in u.dependencies}
+    assert calls == {"p.g", "u.h"}

@@ -365,7 +365,15 @@ class _Extractor:
 
     def _references(self, callees: list[Node]) -> None:
         requires, modules_found, bound, bound_modules = self._requires(callees)
-        for name, bound_module in zip(bound, bound_modules, strict=True):
+        # Each bound name takes the first module string after it: its own call's first argument
+        # (`local b = require("p", "q")` binds b to p; a second argument is loader data).
+        after = iter(bound_modules)
+        bound_module = next(after, None)
+        for name in bound:
+            while bound_module is not None and bound_module.start_byte < name.end_byte:
+                bound_module = next(after, None)
+            if bound_module is None:
+                break
             self.requires.setdefault(base.text(name, self.source), base.text(bound_module, self.source))
         spans = scopes.Spans([(d.node.start_byte, d.node.end_byte) for d in self.drafts])
         # `require("m")` calls: each call with the module string inside it (two sorted lists).
