@@ -67,6 +67,7 @@ _WALK = """
 """
 _TYPE, _CALLABLE, _SKIP, _SCOPED_TYPE_NAME, _TYPE_NAME, _CALL = range(6)
 _NO_END = 1 << 62  # the end of no scope
+_NO_NAMES: frozenset[str] = frozenset()
 
 # Fast paths for files that parse without errors, where the grammar's shapes hold (a declaration's
 # `modifiers` is its first child, a call without an object starts with its name …): they read
@@ -104,7 +105,7 @@ class _Draft:
     docstring: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     deps: list[Dependency] = field(default_factory=list)
-    type_params: set[str] = field(default_factory=set)
+    type_params: frozenset[str] = frozenset()
     overloaded: set[str] = field(default_factory=set)  # member names declared more than once
     members: dict[str, list[str]] = field(default_factory=dict)  # method name → identifiers
     refs: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, via, dotted or name)
@@ -185,6 +186,7 @@ class _Extractor:
         stack: list[tuple[Node, int, _Draft | None, bool]] = []
         top_end, owner, hidden = _NO_END, None, False
         source = self.source
+        clean = self.clean
         for start, negative_end, kind, node in preorder.captures("java", _WALK, root):
             end = -negative_end
             if start >= top_end or start == end:
@@ -203,8 +205,23 @@ class _Extractor:
                 if owner is not None:
                     owner.refs.append(("type", "code_reference", source[start:end].decode("utf-8", "replace")))
             elif kind == _CALL:
-                if owner is not None:
-                    self._call(node, owner)
+                if owner is None:
+                    continue
+                if clean:  # `_call`'s answer for the common shapes, read without the object node
+                    name_node = node.child_by_field_name("name")
+                    if name_node is not None:
+                        name_start = name_node.start_byte
+                        if name_start == start:  # no object: the name comes first
+                            owner.refs.append(
+                                ("bare_call", "calls", source[name_start : name_node.end_byte].decode("utf-8", "replace"))
+                            )
+                            continue
+                        # The object comes first, and only `this` and a name starting with a
+                        # capital make a reference: one starting with any other ASCII byte makes none.
+                        first = source[start]
+                        if first < 0x80 and first != 0x74 and not 0x41 <= first <= 0x5A:  # t, A-Z
+                            continue
+                self._call(node, owner)
             elif kind == _TYPE:
                 owner = self._type(node, owner)
                 stack.append((node, end, owner, False))
@@ -275,9 +292,9 @@ class _Extractor:
         draft.metadata = self._modifiers(node)
         if node.type == "annotation_type_declaration":
             draft.metadata["annotation"] = True
-        draft.type_params = self._type_params(node) | (outer.type_params if outer is not None else set())
+        draft.type_params = self._type_params(node, outer.type_params if outer is not None else _NO_NAMES)
         if outer is None:
-            draft.deps.extend(self.import_deps)
+            draft.deps = self.import_deps  # read, never changed
         counts: dict[str, int] = {}
         if self.clean:
             for member_name in self._register(body.children if body is not None else []):
@@ -365,7 +382,7 @@ class _Extractor:
             draft.metadata["return_type"] = "".join(base.text(return_type, self.source).split())
         if body is None and unit_type == "method":
             draft.metadata["abstract"] = True
-        draft.type_params = self._type_params(node) | owner.type_params
+        draft.type_params = self._type_params(node, owner.type_params)
         self.drafts.append(draft)
         return draft
 
@@ -386,16 +403,17 @@ class _Extractor:
                 types.append("".join(base.text(type_node, self.source).split()) + "...")
         return types
 
-    def _type_params(self, node: Node) -> set[str]:
+    def _type_params(self, node: Node, enclosing: frozenset[str]) -> frozenset[str]:
+        """The type parameters `node` declares and those of the declarations around it."""
         params = node.child_by_field_name("type_parameters")
         if params is None:
-            return set()
-        names: set[str] = set()
+            return enclosing
+        names: set[str] = set(enclosing)
         for param in params.named_children:
             ident = next((c for c in param.named_children if c.type in ("type_identifier", "identifier")), None)
             if ident is not None:
                 names.add(base.text(ident, self.source))
-        return names
+        return frozenset(names)
 
     def _modifiers(self, node: Node) -> dict[str, Any]:
         modifiers: Node | None
@@ -454,18 +472,7 @@ class _Extractor:
         return f"{self.package}.{dotted}" if self.package else candidates[-1]
 
     def _call(self, node: Node, owner: _Draft) -> None:
-        name_node = node.child_by_field_name("name")
-        if self.clean and name_node is not None:
-            start = node.start_byte
-            if name_node.start_byte == start:  # no object: the name comes first
-                owner.refs.append(("bare_call", "calls", base.text(name_node, self.source)))
-                return
-            # The object comes first. Only `this` and a name starting with a capital make a
-            # reference (below): an object starting with any other ASCII character makes none.
-            first = self.source[start]
-            if first < 0x80 and first != 0x74 and not 0x41 <= first <= 0x5A:  # t, A-Z
-                return
-        name = base.text(name_node, self.source)
+        name = base.text(node.child_by_field_name("name"), self.source)
         obj = node.child_by_field_name("object")
         if obj is None:
             owner.refs.append(("bare_call", "calls", name))
