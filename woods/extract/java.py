@@ -18,7 +18,7 @@ in Java's own lookup order. `java.lang` names and type parameters are never edge
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence, Set
 from typing import Any
 
 from tree_sitter import Node
@@ -92,24 +92,30 @@ _PARAMETER_UNPLAIN = re.compile(rb"[@/\\(]")
 _PLAIN_IMPORT = re.compile(rb"import\s+(static\s+)?([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\.\*)?\s*;")
 
 
-@dataclass(slots=True)
 class _Draft:
-    """A unit under construction; frozen into a Unit once its references are resolved."""
+    """A unit under construction; frozen into a Unit once its references are resolved.
 
-    identifier: str
-    type: str
-    node: Node
-    parent: _Draft | None
-    namespace: str | None
-    signature: str | None = None
-    docstring: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    deps: list[Dependency] = field(default_factory=list)
-    type_params: frozenset[str] = frozenset()
-    overloaded: set[str] = field(default_factory=set)  # member names declared more than once
-    members: dict[str, list[str]] = field(default_factory=dict)  # method name → identifiers
-    refs: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, via, dotted or name)
-    chain: tuple[str, ...] = ()  # a type's identifier, then its enclosing types', innermost first
+    A plain class with an explicit constructor: a dataclass's default factories cost a call
+    each per draft, and most fields are set by the caller anyway."""
+
+    __slots__ = ("identifier", "type", "node", "parent", "namespace", "signature", "docstring", "metadata",
+                 "deps", "type_params", "overloaded", "members", "refs", "chain")
+
+    def __init__(self, identifier: str, unit_type: str, node: Node, parent: _Draft | None, namespace: str | None) -> None:
+        self.identifier = identifier
+        self.type = unit_type
+        self.node = node
+        self.parent = parent
+        self.namespace = namespace
+        self.signature: str | None = None
+        self.docstring: str | None = None
+        self.metadata: dict[str, Any] = {}
+        self.deps: Sequence[Dependency] = ()  # the imports, on top-level types
+        self.type_params: frozenset[str] = _NO_NAMES
+        self.overloaded: Set[str] = _NO_NAMES  # member names declared more than once
+        self.members: dict[str, list[str]] = {}  # method name → identifiers
+        self.refs: list[tuple[str, str, str]] = []  # (kind, via, dotted or name)
+        self.chain: tuple[str, ...] = ()  # a type's identifier, then its enclosing types', innermost first
 
 
 def _members(body: Node | None) -> list[Node]:
