@@ -63,6 +63,9 @@ class _ExactJava(java._Extractor):
 
 
 class _ExactKotlin(kotlin._Extractor):
+    def _plain_import(self, node: Node) -> bool:
+        return False
+
     def _leading_comment(self, node: Node) -> str | None:
         return base.comment_block_before(self.siblings, self.position, node, self.source, kotlin._COMMENTS)
 
@@ -73,6 +76,14 @@ class _ExactSwift(swift._Extractor):
 
 
 KOTLIN_TRICKY = b"""package a.b
+
+import a.as
+import x.y.Z as W
+import x.y.*
+import `r`.s
+import t . u
+import v.w;
+import  p.q  as  Q // note
 
 /** Doc. */ class A {
     // one

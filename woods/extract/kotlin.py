@@ -58,6 +58,11 @@ _BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
 _START = operator.attrgetter("start_byte")
 # A qualified name written without spaces, comments or backticks: split at its dots.
 _PLAIN_DOTTED = re.compile(r"\w+(?:\.\w+)*")
+# An import written plainly (`import a.b.C`, `import a.b.*`, `import a.b.C as D`): read from its
+# text when the node holds no error; anything else (backticks, comments, `;`) takes its children.
+_PLAIN_IMPORT = re.compile(
+    rb"import[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:(\.\*)|[ \t]+as[ \t]+([A-Za-z_][A-Za-z0-9_]*))?"
+)
 _UNPARSED = ("", ())  # a `parsed` cache miss (None is a cached "no ref")
 # A resolved reference: its edge and the edge's (target, via) de-duplication key.
 _Edge = tuple[Dependency, tuple[str, str]]
@@ -239,7 +244,22 @@ class _Extractor:
             return tuple(spelled.split("."))
         return tuple(base.text(c, self.source) for c in node.named_children if c.type == "identifier")
 
+    def _plain_import(self, node: Node) -> bool:
+        """`_import` for an import written plainly, read from its text; False for any other."""
+        plain = None if node.has_error else _PLAIN_IMPORT.fullmatch(self.source, node.start_byte, node.end_byte)
+        if plain is None:
+            return False
+        path = plain[1].decode()
+        if plain[2] is not None:
+            self.stars.append(path)
+        else:
+            self.bindings[plain[3].decode() if plain[3] is not None else path.rpartition(".")[2]] = path
+        self.imports.append(Dependency(path, "import", None, (path,)))
+        return True
+
     def _import(self, node: Node) -> None:
+        if self._plain_import(node):
+            return
         children = node.children
         name = next((c for c in children if c.type in ("qualified_identifier", "identifier")), None)
         path = ".".join(self._dotted(name))
