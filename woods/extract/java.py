@@ -17,7 +17,8 @@ in Java's own lookup order. `java.lang` names and type parameters are never edge
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Sequence, Set
 from typing import Any
 
 from tree_sitter import Node
@@ -66,25 +67,55 @@ _WALK = """
 """
 _TYPE, _CALLABLE, _SKIP, _SCOPED_TYPE_NAME, _TYPE_NAME, _CALL = range(6)
 _NO_END = 1 << 62  # the end of no scope
+_NO_NAMES: frozenset[str] = frozenset()
+
+# Fast paths for files that parse without errors, where the grammar's shapes hold (a declaration's
+# `modifiers` is its first child, a call without an object starts with its name …): they read
+# names and words from the source bytes instead of asking for child nodes, and fall back to the
+# node-by-node reading whenever the text is not plainly what they expect. A file with syntax
+# errors always takes the node-by-node reading.
+# The keyword children of the grammar's `modifiers` rule (its other children are annotations).
+_MODIFIER_WORDS = frozenset(
+    {
+        "public", "protected", "private", "abstract", "static", "final", "strictfp", "default", "synchronized",
+        "native", "transient", "volatile", "sealed", "non-sealed",
+    }
+)
+# A marker annotation written without spaces or comments (`@Override`, `@a.b.Marker`).
+_MARKER = re.compile(r"@(?:[^\W\d]|\$)[\w$]*(?:\.(?:[^\W\d]|\$)[\w$]*)*")
+# A parameter's name, with C-style dimensions glued to it (`a`, `rows[]`).
+_PARAMETER_NAME = re.compile(r"(?:[^\W\d]|\$)[\w$]*(?:\[\])*")
+# What a parameter list read from its text may not hold: annotations, comments, unicode escapes
+# and parentheses (annotation arguments) need the nodes.
+_PARAMETER_UNPLAIN = re.compile(rb"[@/\\(]")
+# `import a.b.C;`, `import static a.b.C.m;`, `import a.b.*;` with no comment inside.
+_PLAIN_IMPORT = re.compile(rb"import\s+(static\s+)?([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\.\*)?\s*;")
 
 
-@dataclass(slots=True)
 class _Draft:
-    """A unit under construction; frozen into a Unit once its references are resolved."""
+    """A unit under construction; frozen into a Unit once its references are resolved.
 
-    identifier: str
-    type: str
-    node: Node
-    parent: _Draft | None
-    namespace: str | None
-    signature: str | None = None
-    docstring: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    deps: list[Dependency] = field(default_factory=list)
-    type_params: set[str] = field(default_factory=set)
-    overloaded: set[str] = field(default_factory=set)  # member names declared more than once
-    members: dict[str, list[str]] = field(default_factory=dict)  # method name → identifiers
-    refs: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, via, dotted or name)
+    A plain class with an explicit constructor: a dataclass's default factories cost a call
+    each per draft, and most fields are set by the caller anyway."""
+
+    __slots__ = ("identifier", "type", "node", "parent", "namespace", "signature", "docstring", "metadata",
+                 "deps", "type_params", "overloaded", "members", "refs", "chain")
+
+    def __init__(self, identifier: str, unit_type: str, node: Node, parent: _Draft | None, namespace: str | None) -> None:
+        self.identifier = identifier
+        self.type = unit_type
+        self.node = node
+        self.parent = parent
+        self.namespace = namespace
+        self.signature: str | None = None
+        self.docstring: str | None = None
+        self.metadata: dict[str, Any] = {}
+        self.deps: Sequence[Dependency] = ()  # the imports, on top-level types
+        self.type_params: frozenset[str] = _NO_NAMES
+        self.overloaded: Set[str] = _NO_NAMES  # member names declared more than once
+        self.members: dict[str, list[str]] = {}  # method name → identifiers
+        self.refs: list[tuple[str, str, str]] = []  # (kind, via, dotted or name)
+        self.chain: tuple[str, ...] = ()  # a type's identifier, then its enclosing types', innermost first
 
 
 def _members(body: Node | None) -> list[Node]:
@@ -115,19 +146,32 @@ class _Extractor:
         self.seen_ids: dict[tuple[str, str], int] = {}
         self.identifiers: set[str] = set()
         # Resolved references by the id of their enclosing type, then (kind, via, spelling):
-        # `_resolve`'s answer, which depends on nothing else (type parameters aside).
-        self.resolved: dict[int, dict[tuple[str, str, str], tuple[Dependency | None, str | None]]] = {}
+        # `_resolve`'s answer, which depends on nothing else (type parameters aside), with the
+        # dependency's (target, via) de-duplication key.
+        self.resolved: dict[int, dict[tuple[str, str, str], tuple[Dependency | None, str | None, tuple[str, str]]]] = {}
         self.siblings = preorder.Siblings()
+        # Whether the tree has no syntax error, so the fast paths may rely on the grammar's shapes.
+        self.clean = False
+        # Start byte of each declaration in a type body (or at the top) → (its parent's children,
+        # its index among them, its name when it is a callable): its docstring is read from that
+        # list and its name read once. Only filled for clean trees, where no two declarations
+        # start together.
+        self.places: dict[int, tuple[list[Node], int, str]] = {}
 
     def run(self) -> FileExtraction:
         tree = base.parse("java", self.source)
         root = tree.root_node
-        for child in root.named_children:
-            if child.type == "package_declaration":
+        self.clean = not root.has_error
+        children = root.children
+        for index, child in enumerate(children):
+            kind = child.type
+            if kind == "package_declaration":
                 name = next((c for c in child.named_children if c.type in ("scoped_identifier", "identifier")), None)
                 self.package = base.text(name, self.source) if name is not None else None
-            elif child.type == "import_declaration":
+            elif kind == "import_declaration":
                 self._import(child)
+            elif kind in _TYPE_DECLARATIONS and self.clean:
+                self.places[child.start_byte] = (children, index, "")
         self._replay(root)
         self.identifiers = {d.identifier for d in self.drafts}
         units = tuple(self._freeze(d) for d in self.drafts)
@@ -148,6 +192,7 @@ class _Extractor:
         stack: list[tuple[Node, int, _Draft | None, bool]] = []
         top_end, owner, hidden = _NO_END, None, False
         source = self.source
+        clean = self.clean
         for start, negative_end, kind, node in preorder.captures("java", _WALK, root):
             end = -negative_end
             if start >= top_end or start == end:
@@ -166,8 +211,23 @@ class _Extractor:
                 if owner is not None:
                     owner.refs.append(("type", "code_reference", source[start:end].decode("utf-8", "replace")))
             elif kind == _CALL:
-                if owner is not None:
-                    self._call(node, owner)
+                if owner is None:
+                    continue
+                if clean:  # `_call`'s answer for the common shapes, read without the object node
+                    name_node = node.child_by_field_name("name")
+                    if name_node is not None:
+                        name_start = name_node.start_byte
+                        if name_start == start:  # no object: the name comes first
+                            owner.refs.append(
+                                ("bare_call", "calls", source[name_start : name_node.end_byte].decode("utf-8", "replace"))
+                            )
+                            continue
+                        # The object comes first, and only `this` and a name starting with a
+                        # capital make a reference: one starting with any other ASCII byte makes none.
+                        first = source[start]
+                        if first < 0x80 and first != 0x74 and not 0x41 <= first <= 0x5A:  # t, A-Z
+                            continue
+                self._call(node, owner)
             elif kind == _TYPE:
                 owner = self._type(node, owner)
                 stack.append((node, end, owner, False))
@@ -186,13 +246,19 @@ class _Extractor:
     # -- declarations ----------------------------------------------------------------------
 
     def _import(self, node: Node) -> None:
-        name_node = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
-        if name_node is None:
-            return
-        name = base.text(name_node, self.source)
-        kinds = {c.type for c in node.children}
-        is_static = "static" in kinds
-        wildcard = "asterisk" in kinds
+        plain = _PLAIN_IMPORT.fullmatch(self.source, node.start_byte, node.end_byte) if self.clean else None
+        if plain is not None:
+            name = plain[2].decode()
+            is_static = plain[1] is not None
+            wildcard = plain[3] is not None
+        else:
+            name_node = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)
+            if name_node is None:
+                return
+            name = base.text(name_node, self.source)
+            kinds = {c.type for c in node.children}
+            is_static = "static" in kinds
+            wildcard = "asterisk" in kinds
         if wildcard:
             if not is_static:
                 self.wildcards.append(name)
@@ -225,29 +291,70 @@ class _Extractor:
         identifier = self._unique(f"{prefix}.{name}" if prefix else name, unit_type)
         self.declared.setdefault(name, []).append(identifier)
         draft = _Draft(identifier, unit_type, node, outer, prefix)
+        draft.chain = (identifier, *outer.chain) if outer is not None else (identifier,)
         body = node.child_by_field_name("body")
         draft.signature = self._header(node, body)
-        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = self._docstring(node)
         draft.metadata = self._modifiers(node)
         if node.type == "annotation_type_declaration":
             draft.metadata["annotation"] = True
-        draft.type_params = self._type_params(node) | (outer.type_params if outer is not None else set())
+        draft.type_params = self._type_params(node, outer.type_params if outer is not None else _NO_NAMES)
         if outer is None:
-            draft.deps.extend(self.import_deps)
+            draft.deps = self.import_deps  # read, never changed
         counts: dict[str, int] = {}
-        for member in _members(body):
-            if member.type in _CALLABLES:
-                member_name = base.text(member.child_by_field_name("name"), self.source)
+        if self.clean:
+            for member_name in self._register(body.children if body is not None else []):
                 counts[member_name] = counts.get(member_name, 0) + 1
+        else:
+            for member in _members(body):
+                if member.type in _CALLABLES:
+                    member_name = base.text(member.child_by_field_name("name"), self.source)
+                    counts[member_name] = counts.get(member_name, 0) + 1
         draft.overloaded = {n for n, c in counts.items() if c > 1}
         self._heritage(node, draft)
         self.drafts.append(draft)
         return draft
 
+    def _register(self, children: list[Node]) -> list[str]:
+        """The names of the callables among a type body's `children` (an enum's declarations
+        included), each declaration's place noted in `places` (clean trees only)."""
+        names: list[str] = []
+        places = self.places
+        for index, child in enumerate(children):
+            kind = child.type
+            if kind in _CALLABLES:
+                name = base.text(child.child_by_field_name("name"), self.source)
+                names.append(name)
+                places[child.start_byte] = (children, index, name)
+            elif kind in _TYPE_DECLARATIONS:
+                places[child.start_byte] = (children, index, "")
+            elif kind == "enum_body_declarations":
+                names += self._register(child.children)
+        return names
+
+    def _docstring(self, node: Node) -> str | None:
+        """The cleaned comment block directly above `node` (`base.leading_comment`), or None.
+
+        In a clean tree, a comment sibling right above a declaration ends on its line or the one
+        before, so when neither holds `//` or `*/` there is none and no node is asked for."""
+        source = self.source
+        if self.clean:
+            start = node.start_byte
+            above = source.rfind(b"\n", 0, max(source.rfind(b"\n", 0, start), 0)) + 1
+            if source.find(b"*/", above, start) < 0 and source.find(b"//", above, start) < 0:
+                return None
+            place = self.places.get(start)
+            if place is not None:
+                return base.clean_comment(base.comment_block_before(place[0], place[1], node, source, _COMMENTS))
+        return base.clean_comment(self.siblings.leading_comment(node, source, _COMMENTS))
+
     def _heritage(self, node: Node, draft: _Draft) -> None:
         superclass = node.child_by_field_name("superclass")
         interfaces = node.child_by_field_name("interfaces")
-        extends = next((c for c in node.named_children if c.type == "extends_interfaces"), None)
+        # Only interfaces have `extends_interfaces` (in a clean tree).
+        extends = next((c for c in node.named_children if c.type == "extends_interfaces"), None) if (
+            not self.clean or node.type == "interface_declaration"
+        ) else None
         for holder, via in ((superclass, "superclass"), (interfaces, "implements"), (extends, "superclass")):
             if holder is None:
                 continue
@@ -260,7 +367,8 @@ class _Extractor:
                     draft.metadata.setdefault(key, []).append(base.text(ref, self.source))
 
     def _callable(self, node: Node, owner: _Draft) -> _Draft:
-        name = base.text(node.child_by_field_name("name"), self.source)
+        place = self.places.get(node.start_byte) if self.clean else None
+        name = place[2] if place is not None else base.text(node.child_by_field_name("name"), self.source)
         unit_type = "method" if node.type == "method_declaration" else "constructor"
         suffix = ""
         parameters = self._parameter_types(node, owner)
@@ -272,7 +380,7 @@ class _Extractor:
         body = node.child_by_field_name("body")
         header = self._header(node, body)
         draft.signature = header[:-1].rstrip() if header.endswith(";") else header
-        draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = self._docstring(node)
         draft.metadata = self._modifiers(node)
         draft.metadata["parameters"] = parameters
         return_type = node.child_by_field_name("type")
@@ -280,7 +388,7 @@ class _Extractor:
             draft.metadata["return_type"] = "".join(base.text(return_type, self.source).split())
         if body is None and unit_type == "method":
             draft.metadata["abstract"] = True
-        draft.type_params = self._type_params(node) | owner.type_params
+        draft.type_params = self._type_params(node, owner.type_params)
         self.drafts.append(draft)
         return draft
 
@@ -288,6 +396,10 @@ class _Extractor:
         params = node.child_by_field_name("parameters")
         if params is None and node.type == "compact_constructor_declaration":
             params = owner.node.child_by_field_name("parameters")
+        if self.clean and params is not None:
+            plain = _plain_parameter_types(self.source[params.start_byte + 1 : params.end_byte - 1])
+            if plain is not None:
+                return plain
         types: list[str] = []
         for param in params.named_children if params is not None else ():
             if param.type == "formal_parameter":
@@ -297,19 +409,29 @@ class _Extractor:
                 types.append("".join(base.text(type_node, self.source).split()) + "...")
         return types
 
-    def _type_params(self, node: Node) -> set[str]:
+    def _type_params(self, node: Node, enclosing: frozenset[str]) -> frozenset[str]:
+        """The type parameters `node` declares and those of the declarations around it."""
         params = node.child_by_field_name("type_parameters")
         if params is None:
-            return set()
-        names: set[str] = set()
+            return enclosing
+        names: set[str] = set(enclosing)
         for param in params.named_children:
             ident = next((c for c in param.named_children if c.type in ("type_identifier", "identifier")), None)
             if ident is not None:
                 names.add(base.text(ident, self.source))
-        return names
+        return frozenset(names)
 
     def _modifiers(self, node: Node) -> dict[str, Any]:
-        modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+        modifiers: Node | None
+        if self.clean:  # `modifiers` can only be the first child
+            modifiers = node.child(0)
+            if modifiers is None or modifiers.type != "modifiers":
+                return {"modifiers": [], "annotations": []}
+            plain = _plain_modifiers(self.source[modifiers.start_byte : modifiers.end_byte])
+            if plain is not None:
+                return plain
+        else:
+            modifiers = next((c for c in node.children if c.type == "modifiers"), None)
         words: list[str] = []
         annotations: list[str] = []
         for child in modifiers.children if modifiers is not None else ():
@@ -332,10 +454,11 @@ class _Extractor:
             return [dotted]  # already fully qualified (`java.io.Serializable`)
         tail = f".{rest}" if rest else ""
         out: list[str] = []
-        while scope is not None:  # member types of enclosing types first (when this file has them)
-            if f"{scope.identifier}.{dotted}" in self.identifiers:
-                out.append(f"{scope.identifier}.{dotted}")
-            scope = self._enclosing_type(scope.parent)
+        identifiers = self.identifiers
+        for enclosing in scope.chain if scope is not None else ():  # member types of enclosing types first
+            nested = f"{enclosing}.{dotted}"
+            if nested in identifiers:  # (when this file has them)
+                out.append(nested)
         out.extend(f"{q}{tail}" for q in self.declared.get(root, ()))
         if root in self.single_imports:
             out.append(self.single_imports[root] + tail)
@@ -398,7 +521,7 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         start, end = base.line_range(draft.node)
-        scope = self._enclosing_type(draft)
+        scope = draft if draft.type in _TYPE_UNITS else draft.parent  # a callable's owner is a type
         resolved = self.resolved.get(id(scope))
         if resolved is None:
             resolved = self.resolved[id(scope)] = {}
@@ -415,12 +538,13 @@ class _Extractor:
         for ref in dict.fromkeys(draft.refs):
             found = resolved.get(ref)
             if found is None:
-                found = resolved[ref] = self._resolve(*ref, scope)
-            resolved_dep, root = found
+                resolved_dep, root = self._resolve(*ref, scope)
+                key = (resolved_dep.target, resolved_dep.via) if resolved_dep is not None else ("", "")
+                found = resolved[ref] = (resolved_dep, root, key)
+            resolved_dep, root, key = found
             if resolved_dep is None or (root is not None and root in type_params):
                 continue
-            key = (resolved_dep.target, resolved_dep.via)
-            if key not in seen and resolved_dep.target != identifier:
+            if key not in seen and key[0] != identifier:
                 seen.add(key)
                 deps.append(resolved_dep)
         return Unit(
@@ -438,6 +562,53 @@ class _Extractor:
             metadata=draft.metadata,
             dependencies=tuple(deps),
         )
+
+
+def _plain_modifiers(spelled: bytes) -> dict[str, Any] | None:
+    """`_Extractor._modifiers` read from the text of a clean `modifiers` node holding only
+    keywords and marker annotations; None when it holds anything else (arguments, comments)."""
+    if b"(" in spelled or b"/" in spelled:
+        return None
+    words: list[str] = []
+    annotations: list[str] = []
+    for token in spelled.decode("utf-8", "replace").split():
+        if token in _MODIFIER_WORDS:
+            words.append(token)
+        elif token[:1] == "@" and _MARKER.fullmatch(token):
+            annotations.append(token[1:])
+        else:
+            return None
+    return {"modifiers": words, "annotations": annotations}
+
+
+def _plain_parameter_types(inside: bytes) -> list[str] | None:
+    """`_Extractor._parameter_types` read from the text between a clean parameter list's
+    parentheses: each parameter is `final`s, its type, then its name, with whitespace between;
+    None for anything else (annotations, comments, other modifiers, a receiver `this`, a name
+    glued to its type), which the node-by-node reading handles."""
+    if _PARAMETER_UNPLAIN.search(inside):
+        return None
+    text = inside.decode("utf-8", "replace")
+    if not text.strip():
+        return []
+    types: list[str] = []
+    pending: str | None = None  # a parameter cut at a comma inside type arguments
+    for piece in text.split(","):
+        pending = piece if pending is None else f"{pending},{piece}"
+        if pending.count("<") != pending.count(">"):
+            continue
+        tokens = pending.split()
+        pending = None
+        if len(tokens) < 2 or tokens[-1] == "this" or not _PARAMETER_NAME.fullmatch(tokens[-1]):
+            return None
+        first = 0
+        while first < len(tokens) - 1 and tokens[first] == "final":
+            first += 1
+        written = tokens[first:-1]
+        if not written or any(token in _MODIFIER_WORDS for token in written):
+            return None
+        types.append("".join(written))
+    return types if pending is None else None
 
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:

@@ -35,7 +35,7 @@ from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scan
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
-from woods.units import Dependency, FileExtraction
+from woods.units import Dependency, FileExtraction, Unit
 
 LANGUAGE = "kotlin"
 GRAMMAR = "kotlin"
@@ -58,8 +58,15 @@ _BODIES = frozenset({"function_body", "class_body", "enum_class_body"})
 _START = operator.attrgetter("start_byte")
 # A qualified name written without spaces, comments or backticks: split at its dots.
 _PLAIN_DOTTED = re.compile(r"\w+(?:\.\w+)*")
+# An import written plainly (`import a.b.C`, `import a.b.*`, `import a.b.C as D`): read from its
+# text when the node holds no error; anything else (backticks, comments, `;`) takes its children.
+_PLAIN_IMPORT = re.compile(
+    rb"import[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:(\.\*)|[ \t]+as[ \t]+([A-Za-z_][A-Za-z0-9_]*))?"
+)
 _UNPARSED = ("", ())  # a `parsed` cache miss (None is a cached "no ref")
-_MISSING = Dependency("", "")  # a `dependencies` cache miss (None is a cached "no edge")
+# A resolved reference: its edge and the edge's (target, via) de-duplication key.
+_Edge = tuple[Dependency, tuple[str, str]]
+_MISSING: _Edge = (Dependency("", ""), ("", ""))  # a `dependencies` cache miss (None is a cached "no edge")
 _REFERENCES = """
 (call_expression . (identifier) @ref)
 (call_expression . (navigation_expression . [(identifier) (this_expression)] . (identifier) .) @ref)
@@ -114,8 +121,8 @@ class _Extractor:
         self.bindings: dict[str, str] = {}  # imported simple name (or alias) → qualified name
         self.stars: list[str] = []  # star-imported packages
         self.imports: list[Dependency] = []
-        # One Dependency per (kind, name, enclosing classes), shared by the file's units.
-        self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
+        # One edge per enclosing classes, then reference (kind, segments), shared by the file's units.
+        self.dependencies: dict[tuple[str, ...], dict[tuple[str, tuple[str, ...]], _Edge | None]] = {}
         # Set once the walk has seen the package and every import (`run`).
         self.package_prefix = ""  # "a.b." for package a.b
         self.star_prefixes: list[str] = []  # "a.b." per star import
@@ -154,14 +161,23 @@ class _Extractor:
         self.package_prefix = "".join(f"{p}." for p in self.package)
         self.star_prefixes = [f"{s}." for s in self.stars]
         self._scan_references(root)
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
+        units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units,
                               (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
 
     def _leading_comment(self, node: Node) -> str | None:
         """`base.leading_comment` for the node the walk is at, stepping back through the parent's
-        children list the walk already holds instead of asking for each `prev_sibling`."""
-        return base.comment_block_before(self.siblings, self.position, node, self.source, _COMMENTS)
+        children list the walk already holds instead of asking for each `prev_sibling`.
+
+        A comment sibling right above a declaration ends on its line or the one before, so when
+        neither holds `//` or `*/` (in the original source: blanked stretches hold no node)
+        there is none and no sibling is asked for."""
+        source = self.source
+        start = node.start_byte
+        above = source.rfind(b"\n", 0, max(source.rfind(b"\n", 0, start), 0)) + 1
+        if source.find(b"*/", above, start) < 0 and source.find(b"//", above, start) < 0:
+            return None
+        return base.comment_block_before(self.siblings, self.position, node, source, _COMMENTS)
 
     def _predeclare(self, root: Node) -> None:
         """Top-level type names first, so an extension's receiver declared later in the file resolves."""
@@ -228,7 +244,22 @@ class _Extractor:
             return tuple(spelled.split("."))
         return tuple(base.text(c, self.source) for c in node.named_children if c.type == "identifier")
 
+    def _plain_import(self, node: Node) -> bool:
+        """`_import` for an import written plainly, read from its text; False for any other."""
+        plain = None if node.has_error else _PLAIN_IMPORT.fullmatch(self.source, node.start_byte, node.end_byte)
+        if plain is None:
+            return False
+        path = plain[1].decode()
+        if plain[2] is not None:
+            self.stars.append(path)
+        else:
+            self.bindings[plain[3].decode() if plain[3] is not None else path.rpartition(".")[2]] = path
+        self.imports.append(Dependency(path, "import", None, (path,)))
+        return True
+
     def _import(self, node: Node) -> None:
+        if self._plain_import(node):
+            return
         children = node.children
         name = next((c for c in children if c.type in ("qualified_identifier", "identifier")), None)
         path = ".".join(self._dotted(name))
@@ -444,27 +475,67 @@ class _Extractor:
                 return found, candidate
         return found, packaged
 
-    def _resolved(self, draft: _Draft) -> list[Dependency | None]:
-        deps: list[Dependency | None] = list(self.imports) if draft.top else []
+    def _freeze(self, draft: _Draft) -> Unit:
+        """`base.freeze` over `_resolved`'s edges, which come de-duplicated already."""
+        if draft.whole_file:
+            start, end, code = base.file_span(self.source)
+        else:
+            start, end, code = base.node_span(draft.first or draft.node, draft.node, self.source)
+        return Unit(
+            identifier=draft.identifier,
+            type=draft.type,
+            language=LANGUAGE,
+            file_path=self.file_path,
+            line_start=start,
+            line_end=end,
+            source_code=code,
+            namespace=draft.namespace,
+            signature=draft.signature,
+            docstring=draft.docstring,
+            parent=draft.parent,
+            metadata=draft.metadata,
+            dependencies=self._resolved(draft),
+        )
+
+    def _resolved(self, draft: _Draft) -> tuple[Dependency, ...]:
+        """The unit's edges: imports on top-level units, then its references', without its own
+        identifier, one per (target, via), the first kept (`base.freeze`'s rules)."""
+        identifier = draft.identifier
+        seen: set[tuple[str, str]] = set()
+        deps: list[Dependency] = []
+        if draft.top:
+            for dep in self.imports:
+                key = (dep.target, dep.via)
+                if key not in seen and dep.target != identifier:
+                    seen.add(key)
+                    deps.append(dep)
         heritage = {s for via, s in draft.refs if via != "type"} if draft.type in _TYPE_UNITS else set()
         own = ".".join(draft.path)
         declared_types = self.declared_types
-        dependencies = self.dependencies
         classes = draft.classes
+        dependencies = self.dependencies.get(classes)
+        if dependencies is None:
+            dependencies = self.dependencies[classes] = {}
         type_params = draft.type_params
-        for kind, segments in draft.refs:
+        for ref in draft.refs:
+            kind, segments = ref
             head = segments[0]
             if head in type_params or (head in _BUILTINS and head not in declared_types):
                 continue
             if kind == "type" and segments in heritage:
                 continue
-            key = (kind, segments, classes)
-            dep = dependencies.get(key, _MISSING)
-            if dep is _MISSING:
-                dep = dependencies[key] = self._dependency(kind, segments, classes)
-            if dep is not None and not (dep.via == "code_reference" and dep.target == own):
-                deps.append(dep)
-        return deps
+            edge = dependencies.get(ref, _MISSING)
+            if edge is _MISSING:
+                found = self._dependency(kind, segments, classes)
+                edge = dependencies[ref] = (found, (found.target, found.via)) if found is not None else None
+            if edge is None:
+                continue
+            dep, key = edge
+            if key in seen or (dep.via == "code_reference" and dep.target == own) or dep.target == identifier:
+                continue
+            seen.add(key)
+            deps.append(dep)
+        return tuple(deps)
 
     def _dependency(self, kind: str, segments: tuple[str, ...], classes: tuple[str, ...]) -> Dependency | None:
         """The edge for one reference: its candidates in Kotlin's lookup order (see the module doc)."""

@@ -36,7 +36,7 @@ from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scan
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
-from woods.units import Dependency, FileExtraction
+from woods.units import Dependency, FileExtraction, Unit
 
 LANGUAGE = "swift"
 GRAMMAR = "swift"
@@ -61,7 +61,9 @@ _BUILTINS = frozenset(
     }
 )
 _START = operator.attrgetter("start_byte")
-_MISSING = Dependency("", "")  # a `dependencies` cache miss (None is a cached "no edge")
+# A resolved reference: its edge and the edge's (target, via) de-duplication key.
+_Edge = tuple[Dependency, tuple[str, str]]
+_MISSING: _Edge = (Dependency("", ""), ("", ""))  # a `dependencies` cache miss (None is a cached "no edge")
 _REFERENCES = """
 (call_expression . (simple_identifier) @ref)
 (call_expression
@@ -94,8 +96,8 @@ class _Extractor:
         self.declared: set[str] = set()
         self.imports: list[Dependency] = []
         self.protocols: set[str] = set()  # protocols declared at the top of this file
-        # One Dependency per (kind, name, enclosing types), shared by the file's units.
-        self.dependencies: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Dependency | None] = {}
+        # One edge per enclosing types, then reference (kind, segments), shared by the file's units.
+        self.dependencies: dict[tuple[str, ...], dict[tuple[str, tuple[str, ...]], _Edge | None]] = {}
 
     def run(self) -> FileExtraction:
         tree, skipped = scan.parse_recovering(GRAMMAR, self.source)
@@ -120,7 +122,7 @@ class _Extractor:
         if not self.drafts:
             self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
         self._scan_references(root)
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
+        units = tuple(self._freeze(d) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units,
                               (*base.syntax_warnings(tree, self.file_path), *scan.skipped_warnings(self.file_path, skipped)))
 
@@ -207,11 +209,25 @@ class _Extractor:
         draft.types = owner.types if owner is not None else ()
         metadata, params = self._head(node)
         draft.type_params = (owner.type_params | params) if owner is not None else params
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        draft.docstring = base.clean_comment(self._leading_comment(node))
         draft.metadata = metadata
         self.declared.add(qualified)
         self.drafts.append(draft)
         return draft
+
+    def _leading_comment(self, node: Node) -> str | None:
+        """`base.leading_comment`: the comment block directly above `node`, or None.
+
+        A comment sibling right above a declaration ends on its line or the one before, so when
+        neither holds `//` or `*/` (in the original source: blanked stretches hold no node)
+        there is none, and no `prev_sibling` is asked for (each one searches the parent's
+        children again)."""
+        source = self.source
+        start = node.start_byte
+        above = source.rfind(b"\n", 0, max(source.rfind(b"\n", 0, start), 0)) + 1
+        if source.find(b"*/", above, start) < 0 and source.find(b"//", above, start) < 0:
+            return None
+        return base.leading_comment(node, source, _COMMENTS)
 
     def _type(self, node: Node, owner: _Draft | None, stack: list[tuple[Node, _Draft | None]]) -> None:
         keyword = node.child_by_field_name("declaration_kind")
@@ -306,29 +322,69 @@ class _Extractor:
         found.append(written)
         return list(dict.fromkeys(found))
 
-    def _resolved(self, draft: _Draft) -> list[Dependency | None]:
-        deps: list[Dependency | None] = list(self.imports) if draft.top else []
+    def _freeze(self, draft: _Draft) -> Unit:
+        """`base.freeze` over `_resolved`'s edges, which come de-duplicated already."""
+        if draft.whole_file:
+            start, end, code = base.file_span(self.source)
+        else:
+            start, end, code = base.node_span(draft.first or draft.node, draft.node, self.source)
+        return Unit(
+            identifier=draft.identifier,
+            type=draft.type,
+            language=LANGUAGE,
+            file_path=self.file_path,
+            line_start=start,
+            line_end=end,
+            source_code=code,
+            namespace=draft.namespace,
+            signature=draft.signature,
+            docstring=draft.docstring,
+            parent=draft.parent,
+            metadata=draft.metadata,
+            dependencies=self._resolved(draft),
+        )
+
+    def _resolved(self, draft: _Draft) -> tuple[Dependency, ...]:
+        """The unit's edges: imports on top-level units, then its references', without its own
+        identifier, one per (target, via), the first kept (`base.freeze`'s rules)."""
+        identifier = draft.identifier
+        seen: set[tuple[str, str]] = set()
+        deps: list[Dependency] = []
+        if draft.top:
+            for dep in self.imports:
+                key = (dep.target, dep.via)
+                if key not in seen and dep.target != identifier:
+                    seen.add(key)
+                    deps.append(dep)
         heritage = {s for via, s in draft.refs if via in ("superclass", "implements")}
         own = ".".join(draft.path)
-        dependencies = self.dependencies
         types = draft.types
+        dependencies = self.dependencies.get(types)
+        if dependencies is None:
+            dependencies = self.dependencies[types] = {}
         type_params = draft.type_params
-        for kind, segments in dict.fromkeys(draft.refs):
+        not_method = draft.type != "method"
+        for ref in dict.fromkeys(draft.refs):
+            kind, segments = ref
             head = segments[0]
             if head in type_params or head in _BUILTINS:
                 continue
             if kind == "type" and segments in heritage:
                 continue
-            key = (kind, segments, types)
-            dep = dependencies.get(key, _MISSING)
-            if dep is _MISSING:
-                dep = dependencies[key] = self._dependency(kind, segments, types)
-            if dep is None:
+            edge = dependencies.get(ref, _MISSING)
+            if edge is _MISSING:
+                found = self._dependency(kind, segments, types)
+                edge = dependencies[ref] = (found, (found.target, found.via)) if found is not None else None
+            if edge is None:
                 continue
-            if dep.via == "code_reference" and own in dep.lookup and draft.type != "method":
+            dep, key = edge
+            if dep.via == "code_reference" and not_method and own in dep.lookup:
                 continue  # a type's (or extension's) own name
+            if key in seen or dep.target == identifier:
+                continue
+            seen.add(key)
             deps.append(dep)
-        return deps
+        return tuple(deps)
 
     def _dependency(self, kind: str, segments: tuple[str, ...], types: tuple[str, ...]) -> Dependency | None:
         """The edge for one reference: nested types of the enclosing types first (see the module doc)."""
