@@ -5,14 +5,17 @@ file-name reading of `language_for` against pathlib's."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import operator
+import pickle
 from pathlib import PurePosixPath
 
 import pytest
 from tree_sitter import Node, QueryCursor
 
 from woods.extract import _file_name, _suffix, base, extract_file, language_for, preorder, scan, scopes
-from woods.units import Dependency
+from woods.units import Dependency, FileExtraction, Unit
 
 PYTHON = b"f()\nx = g(h())\nclass A:\n    def m(self):\n        return k(1)\n\n\ndef z():\n    pass\n"
 
@@ -114,3 +117,34 @@ def test_language_for_and_extract_file_dispatch() -> None:
     assert first == again and first.units
     with pytest.raises(ValueError):
         extract_file("a.unknown-extension", b"")
+
+
+def test_written_out_unit_and_dependency_init_keep_the_dataclass_behaviour() -> None:
+    dep = Dependency("a.b", "calls", lookup=("a.b", "b"))
+    by_position = Unit("m.f", "function", "python", "m.py", 1, 2, "def f(): ...", None, "f()", "Doc.", "m", {"k": 1}, (dep,))
+    by_keyword = Unit(identifier="m.f", type="function", language="python", file_path="m.py", line_start=1, line_end=2,
+                      source_code="def f(): ...", signature="f()", docstring="Doc.", parent="m", metadata={"k": 1},
+                      dependencies=(dep,))
+    assert by_position == by_keyword
+    assert repr(by_position).startswith("Unit(identifier='m.f', type='function', language='python'")
+    assert dep == Dependency(target="a.b", via="calls", target_type=None, lookup=("a.b", "b"))
+    assert hash(dep) == hash(Dependency("a.b", "calls", None, ("a.b", "b")))
+    bare = Unit("m", "module", "python", "m.py", 1, 1, "")
+    assert bare.metadata == {} and bare.metadata is not Unit("m", "module", "python", "m.py", 1, 1, "").metadata
+    assert (bare.namespace, bare.signature, bare.docstring, bare.parent, bare.dependencies) == (None,) * 4 + ((),)
+    assert Unit("m", "module", "python", "m.py", 1, 1, "", metadata=None).metadata is None  # as given
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(by_keyword, protocol)) == by_keyword
+        assert pickle.loads(pickle.dumps(dep, protocol)) == dep
+    extraction = FileExtraction("m.py", "python", (by_keyword,))
+    assert pickle.loads(pickle.dumps(extraction)) == extraction
+    assert dataclasses.replace(by_keyword, parent=None).parent is None
+    assert Unit.from_raw(by_keyword.to_raw()) == by_keyword
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        by_keyword.identifier = "x"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        dep.via = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="missing 6 required positional arguments"):
+        Unit("m")  # type: ignore[call-arg]
+    assert str(inspect.signature(Unit).parameters["metadata"]) == "metadata: 'dict[str, Any]' = <factory>"
+    assert [f.name for f in dataclasses.fields(Unit)] == list(inspect.signature(Unit).parameters)
