@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import PurePosixPath
+from types import ModuleType
 
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
 from woods.extract.text import DOCUMENT_KINDS, document_kind
@@ -114,10 +115,10 @@ def language_for(file_path: str, head: bytes | None = None) -> str | None:
     at least up to the end of its first line) lets a file its name leaves open — one without an
     extension — be recognised by its `#!` line; without it only the name counts.
     """
-    name = PurePosixPath(file_path).name
+    name = _file_name(file_path)
     if name in FILENAME_LANGUAGES:
         return FILENAME_LANGUAGES[name]
-    suffix = PurePosixPath(name).suffix.lower()
+    suffix = _suffix(name).lower()
     found = EXTENSION_LANGUAGES.get(suffix) or document_kind(file_path)
     if found is not None or head is None or suffix:
         return found
@@ -127,7 +128,7 @@ def language_for(file_path: str, head: bytes | None = None) -> str | None:
 def content_may_decide(file_path: str) -> bool:
     """Whether the first bytes may decide the language of a file its name leaves open: files
     without an extension (scripts named `bin/setup`, whose `#!` line says what they are)."""
-    return not PurePosixPath(file_path).suffix and language_for(file_path) is None
+    return not _suffix(_file_name(file_path)) and language_for(file_path) is None
 
 
 def is_document(language: str) -> bool:
@@ -144,11 +145,31 @@ def shebang_language(head: bytes) -> str | None:
     words = line.split()
     if not words:
         return None
-    program = PurePosixPath(words[0]).name
+    program = _file_name(words[0])
     if program == "env":  # `env [-S] [-i] [NAME=value …] interpreter`
         rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
-        program = PurePosixPath(rest[0]).name if rest else ""
+        program = _file_name(rest[0]) if rest else ""
     return SHEBANG_LANGUAGES.get(program)
+
+
+def _file_name(file_path: str) -> str:
+    """`PurePosixPath(file_path).name`, read from the string: building a path object cost more
+    than the rest of `language_for`, which runs for every file extracted."""
+    name = file_path.rpartition("/")[2]
+    if name and name != ".":
+        return name
+    return PurePosixPath(file_path).name  # `dir/`, `dir/.`, `/`: pathlib drops such endings
+
+
+def _suffix(name: str) -> str:
+    """`PurePosixPath(name).suffix` of a file name: from its last dot, unless the name starts or
+    ends with that dot."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
+
+
+# Language → its extractor module, imported on first use; later calls skip importlib's machinery.
+_loaded: dict[str, ModuleType] = {}
 
 
 def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
@@ -156,6 +177,9 @@ def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNO
     lang = language_for(file_path, source[:SHEBANG_BYTES])
     if lang is None:
         raise ValueError(f"no extractor for {file_path}")
-    module = importlib.import_module(_DOCUMENT_MODULE if is_document(lang) else _MODULES[lang])
+    module = _loaded.get(lang)
+    if module is None:
+        module = importlib.import_module(_DOCUMENT_MODULE if is_document(lang) else _MODULES[lang])
+        _loaded[lang] = module
     extraction: FileExtraction = module.extract(file_path, source, layout)
     return extraction

@@ -96,10 +96,11 @@ def text(node: Node | None, source: bytes) -> str:
 
 def line_range(node: Node) -> tuple[int, int]:
     """1-based inclusive (line_start, line_end). A node ending at column 0 ends on the line before."""
-    start = node.start_point[0] + 1
+    start_row = node.start_point[0]
     end_row, end_col = node.end_point
-    end = end_row + 1 if end_col > 0 or end_row == node.start_point[0] else end_row
-    return start, max(start, end)
+    if end_col > 0 or end_row == start_row:
+        end_row += 1
+    return start_row + 1, end_row if end_row > start_row else start_row + 1
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -136,13 +137,16 @@ def syntax_warnings(tree: Tree, file_path: str, limit: int = 3) -> tuple[str, ..
 
 def leading_comment(node: Node, source: bytes, comment_types: frozenset[str] = frozenset({"comment"})) -> str | None:
     """The contiguous comment block directly above `node` (no blank line between), or None."""
-    lines: list[str] = []
     current = node.prev_sibling
+    if current is None or current.type not in comment_types:  # most declarations: no comment
+        return None
+    lines: list[str] = []
     expected_row = node.start_point[0]
     while current is not None and current.type in comment_types and current.end_point[0] >= expected_row - 1:
-        lines.insert(0, text(current, source))
+        lines.append(source[current.start_byte : current.end_byte].decode("utf-8", "replace"))
         expected_row = current.start_point[0]
         current = current.prev_sibling
+    lines.reverse()
     return "\n".join(lines) if lines else None
 
 
@@ -150,13 +154,15 @@ def comment_block_before(siblings: Sequence[Node], index: int, node: Node, sourc
                          comment_types: frozenset[str] = frozenset({"comment"})) -> str | None:
     """`leading_comment` of `node`, which is `siblings[index]`: read from a children list the caller
     already holds, as tree-sitter answers each `prev_sibling` by searching down from the parent."""
+    if index == 0 or siblings[index - 1].type not in comment_types:  # most declarations: no comment
+        return None
     lines: list[str] = []
     expected_row = node.start_point[0]
     for position in range(index - 1, -1, -1):
         current = siblings[position]
         if current.type not in comment_types or current.end_point[0] < expected_row - 1:
             break
-        lines.append(text(current, source))
+        lines.append(source[current.start_byte : current.end_byte].decode("utf-8", "replace"))
         expected_row = current.start_point[0]
     lines.reverse()
     return "\n".join(lines) if lines else None
@@ -206,14 +212,10 @@ def clean_comment(raw: str | None) -> str | None:
 
 def dedupe_dependencies(dependencies: Iterable[Dependency]) -> tuple[Dependency, ...]:
     """One dependency per (target, via), the first occurrence kept, source order preserved."""
-    seen: set[tuple[str, str]] = set()
-    kept: list[Dependency] = []
+    kept: dict[tuple[str, str], Dependency] = {}
     for dep in dependencies:
-        key = (dep.target, dep.via)
-        if key not in seen:
-            seen.add(key)
-            kept.append(dep)
-    return tuple(kept)
+        kept.setdefault((dep.target, dep.via), dep)  # one dict operation per edge; first one stays
+    return tuple(kept.values())
 
 
 def file_span(source: bytes) -> tuple[int, int, str]:
@@ -226,8 +228,12 @@ def node_span(first: Node, last: Node, source: bytes) -> tuple[int, int, str]:
     """(line_start, line_end, text) from the start of `first` to the end of `last` (1-based lines;
     `first` may be a decorator or comment that belongs to the declaration `last` ends)."""
     start = first.start_point[0] + 1
-    end = max(start, line_range(last)[1])
-    return start, end, source[first.start_byte : last.end_byte].decode("utf-8", "replace")
+    end_row, end_col = last.end_point  # `line_range(last)`'s end, inlined: one call per unit
+    if end_col > 0 or end_row == last.start_point[0]:
+        end_row += 1
+    return start, end_row if end_row > start else start, source[first.start_byte : last.end_byte].decode(
+        "utf-8", "replace"
+    )
 
 
 # --- Drafts: what every extractor builds before it knows a unit's final dependencies. ---------
@@ -265,7 +271,13 @@ def freeze(
         start, end, code = file_span(source)
     else:
         start, end, code = node_span(draft.first or draft.node, draft.node, source)
-    deps = (d for d in (*draft.deps, *extra_deps) if d is not None and d.target != draft.identifier)
+    identifier = draft.identifier
+    # `dedupe_dependencies` over both lists, written out: one loop, no generator step per edge.
+    kept: dict[tuple[str, str], Dependency] = {}
+    for group in (draft.deps, extra_deps):
+        for dep in group:
+            if dep is not None and dep.target != identifier:
+                kept.setdefault((dep.target, dep.via), dep)
     return Unit(
         identifier=draft.identifier,
         type=draft.type,
@@ -279,7 +291,7 @@ def freeze(
         docstring=draft.docstring,
         parent=draft.parent,
         metadata=draft.metadata,
-        dependencies=dedupe_dependencies(deps),
+        dependencies=tuple(kept.values()),
     )
 
 

@@ -44,10 +44,24 @@ def captures(grammar: str, pattern: str, node: Node) -> list[Capture]:
     """Every capture of `pattern` under `node`, in pre-order (see the module docstring)."""
     indexes = capture_indexes(grammar, pattern)
     found = QueryCursor(scopes.compiled(grammar, pattern)).captures(node)
-    decorated = [
-        (n.start_byte, -n.end_byte, indexes[name], n) for name, nodes in found.items() for n in nodes
-    ]
-    decorated.sort(key=_ORDER)  # a key, so equal positions never compare nodes
+    decorated: list[Capture] = []
+    for name, nodes in found.items():
+        index = indexes[name]
+        decorated += [(n.start_byte, -n.end_byte, index, n) for n in nodes]
+    try:
+        # Plain tuples sort without a key tuple per capture; two different nodes with the same
+        # span under one capture name would compare the nodes themselves, which raises.
+        decorated.sort()
+    except TypeError:
+        return _sorted_by_position(found, indexes)
+    return decorated
+
+
+def _sorted_by_position(found: dict[str, list[Node]], indexes: dict[str, int]) -> list[Capture]:
+    """`captures`' order when nodes tie on (start, end, capture index): a stable sort on those
+    three alone keeps such nodes in the order the query returned them."""
+    decorated = [(n.start_byte, -n.end_byte, indexes[name], n) for name, nodes in found.items() for n in nodes]
+    decorated.sort(key=_ORDER)
     return decorated
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Protocol, TypeVar
 
 from tree_sitter import Node, Query, QueryCursor, Tree
@@ -163,14 +163,31 @@ class Spanned(Protocol):
 T = TypeVar("T", bound=Spanned)
 
 
-def innermost(drafts: Sequence[T], found: Sequence[tuple[Node, str]]) -> Iterator[tuple[T, Node, str]]:
-    """(innermost draft containing the capture, node, capture name) for every capture inside a draft.
+def innermost(drafts: Sequence[T], found: Sequence[tuple[Node, str]]) -> list[tuple[T, Node, str]]:
+    """(innermost draft containing the capture, node, capture name) for every capture inside a draft,
+    in the order of `found` (source order, as `captures` returns it).
 
     Drafts must nest properly (a draft's node inside another's, or disjoint), as declarations do.
-    Captures outside every draft are skipped. One sweep: O((drafts + captures) · depth)."""
-    decorated = [(node.start_byte, 0, index, node) for index, (node, _name) in enumerate(found)]
-    for draft, _start, _kind, index, node in sweep(draft_spans(drafts), decorated):
-        yield draft, node, found[index][1]
+    Captures outside every draft are skipped. One sweep: O((drafts + captures) · depth) — the loop
+    of `sweep`, over the pairs themselves rather than decorated copies of them."""
+    spans = draft_spans(drafts)
+    count = len(spans)
+    out: list[tuple[T, Node, str]] = []
+    stack: list[tuple[int, int, T]] = []
+    index = 0
+    for node, name in found:
+        position = node.start_byte
+        while index < count and spans[index][0] <= position:
+            opened = spans[index][0]
+            while stack and stack[-1][1] <= opened:
+                stack.pop()
+            stack.append(spans[index])
+            index += 1
+        while stack and stack[-1][1] <= position:
+            stack.pop()
+        if stack:
+            out.append((stack[-1][2], node, name))
+    return out
 
 
 _PAST_ANY_FILE = 1 << 62  # a start byte no capture reaches
