@@ -37,6 +37,8 @@ and template parameters are never edges.
 
 from __future__ import annotations
 
+import bisect
+import operator
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -124,9 +126,17 @@ _CPP_REFERENCES = """
 (type_definition declarator: (template_type name: (type_identifier) @typedef))
 (template_type name: (type_identifier) @named)
 (qualified_identifier name: (type_identifier) @named)
+(template_type name: (type_identifier)) @template
+(qualified_identifier name: [(type_identifier) (template_type) (qualified_identifier)] @qualified_name) @qualified
+(function_declarator declarator: (_) @declarator)
 """
-# A qualified name spelled with nothing but identifiers and `::` (`ns::detail::f`, `::g`): in a tree
-# without errors its segments are its text split at `::` (what `_spelled` finds by walking it).
+# `@template`, `@qualified`/`@qualified_name` and `@declarator` let the scan find the full name a
+# `@named` name belongs to, and whether that name qualifies an out-of-line definition, from
+# positions rather than parents (see `_Chains`).
+# A qualified name spelled with nothing but identifiers and `::` (`ns::detail::f`, `::g`): when its
+# node holds no error (ERROR or MISSING), its segments are its text split at `::` (what `_spelled`
+# finds by walking it). Almost every C++ tree has an error somewhere (a macro the grammar cannot
+# see past), so this is asked of the name's own node (`has_error`), not of the tree.
 _PLAIN_QUALIFIED = re.compile(rb"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 # Units whose references are not collected: the file's are its units', a macro's are text.
 _NO_REFERENCES = frozenset({"file", "macro"})
@@ -173,7 +183,7 @@ class _Draft(base.Draft):
     scopes: tuple[str, ...] = ("",)  # prefixes unqualified names are tried with, innermost first
     cls: str | None = None  # the class whose members a method body sees (`this->f()`)
     type_params: frozenset[str] = frozenset()
-    refs: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)  # (via, segments, global)
+    refs: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)  # the walk's (via, segments, global)
 
 
 # A node the walk will visit: (node, its context, its parent's children, its index there). The
@@ -198,6 +208,70 @@ class _Ctx:
     type_params: frozenset[str] = frozenset()
     access: str | None = None
     first_place: tuple[list[Node], int] | None = None  # `first` among its siblings (see `_Entry`)
+
+
+class _Chains:
+    """`_climb` and the out-of-line check of the scan, from the query's captures.
+
+    A name's chain is the `template_type` it names, then each `qualified_identifier` whose `name`
+    the previous link is; all of them end where the chain's first link ends (a qualified name ends
+    with its name). So the qualified identifier a link is the name of is the innermost captured
+    one ending at the same byte and starting before it (spans that nest are ancestors), and
+    whether a link is some qualified identifier's name is a look-up of its id: no `parent`, which
+    tree-sitter answers by descending from the root. Where an error could bend those rules (a
+    zero-width MISSING token, an ERROR inside the chain), `top` returns None and the caller asks
+    the tree. Only a name inside some function declarator's `declarator` can qualify an
+    out-of-line definition; those few are checked on the tree.
+    """
+
+    def __init__(self, parts: list[dict[str, list[Node]]]) -> None:
+        self.templates = {n.start_byte: n for found in parts for n in found.get("template", ())}
+        self.names = {n.id for found in parts for n in found.get("qualified_name", ())}
+        by_end: dict[int, list[Node]] = {}
+        for found in parts:
+            for node in found.get("qualified", ()):
+                by_end.setdefault(node.end_byte, []).append(node)
+        for nodes in by_end.values():
+            nodes.sort(key=_START_BYTE, reverse=True)  # innermost first
+        self.by_end = by_end
+        # The declarators' spans, merged into disjoint sorted stretches.
+        spans = sorted((n.start_byte, n.end_byte) for found in parts for n in found.get("declarator", ()))
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for start, end in spans:
+            if self.ends and start <= self.ends[-1]:
+                self.ends[-1] = max(self.ends[-1], end)
+            else:
+                self.starts.append(start)
+                self.ends.append(end)
+
+    def top(self, node: Node) -> Node | None:
+        """`CFamilyExtractor._climb(node)` for a `@named` type identifier, or None when the
+        positions cannot be trusted (see the class docstring)."""
+        start = node.start_byte
+        if start == node.end_byte:
+            return None
+        top = self.templates.get(start)  # a template type starts with its name
+        if top is None:
+            if node.id not in self.names:
+                return None
+            top = node
+        names = self.names
+        while top.id in names:
+            start = top.start_byte
+            top = next((q for q in self.by_end.get(top.end_byte, ()) if q.start_byte < start), None)
+            if top is None:
+                return None
+        return None if top.has_error else top
+
+    def in_declarator(self, node: Node) -> bool:
+        """Whether `node` lies inside a function declarator's `declarator` (else it cannot qualify
+        an out-of-line definition)."""
+        index = bisect.bisect_right(self.starts, node.start_byte) - 1
+        return index >= 0 and self.ends[index] >= node.end_byte
+
+
+_START_BYTE = operator.attrgetter("start_byte")
 
 
 def _strip_operator(name: str) -> str:
@@ -225,7 +299,7 @@ class CFamilyExtractor:
         self.scope_lists: dict[tuple[str, ...], tuple[str, ...]] = {}  # `_scopes`, once per prefix
         self.include_prefixes: tuple[str, ...] | None = None  # `include_prefixes` of this file
         self.place: tuple[Node | None, list[Node] | None, int] = (None, None, 0)  # the node being walked
-        self.plain = False  # the tree has no error, so `_PLAIN_QUALIFIED` holds
+        self.plain = False  # the tree has no error, so `_PLAIN_QUALIFIED` holds for every name in it
         self.namespaces: set[str] = set()  # simple names of namespaces opened or used here
         # One Dependency per (via, name, rooted, scopes): units of a file share their edges' objects.
         self.dependencies: dict[tuple[str, tuple[str, ...], bool, tuple[str, ...]], Dependency] = {}
@@ -278,13 +352,16 @@ class CFamilyExtractor:
             elif kind == "using_declaration":
                 self._using(node)
         self._scan_references(root)
-        units = tuple(base.freeze(d, self.file_path, self.language, self.source, self._resolved(d)) for d in self.drafts)
+        units = tuple(base.freeze(d, self.file_path, self.language, self.source) for d in self.drafts)
         return FileExtraction(self.file_path, self.language, units, base.syntax_warnings(tree, self.file_path))
 
     def _scan_references(self, root: Node) -> None:
-        """Hand every call and type name to the innermost unit holding it, in source order
-        (`scan.sweep`)."""
+        """Resolve every call and type name into an edge of the innermost unit holding it, in
+        source order (`scan.sweep`), after the edges the walk found (includes, base classes)."""
         drafts = self.drafts
+        for draft in drafts:
+            for via, segments, rooted in dict.fromkeys(draft.refs):  # a name used twice is one edge
+                self._refer(draft, via, segments, rooted)
         order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
         spans: list[tuple[int, int, _Draft | None]] = []
         outermost: list[Node] = []  # the units no other unit holds, file and macros aside
@@ -318,6 +395,7 @@ class CFamilyExtractor:
         source = self.source
         seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
         plain = self.plain
+        chains = _Chains(parts) if named else None
         for draft, position, kind, _, node in scan.sweep(spans, decorated):
             key = (id(draft), kind, source[position : node.end_byte])
             if key in seen or key[2].startswith(_FOREIGN_PREFIXES):
@@ -325,9 +403,9 @@ class CFamilyExtractor:
             if kind == 0:
                 seen.add(key)
                 if node.type == "identifier":
-                    draft.refs.append(("calls", (key[2].decode("utf-8", "replace"),), False))
-                elif plain and _PLAIN_QUALIFIED.fullmatch(key[2]):  # `ns::f()`
-                    draft.refs.append(("calls", *_split_plain(key[2])))
+                    self._refer(draft, "calls", (key[2].decode("utf-8", "replace"),), False)
+                elif _PLAIN_QUALIFIED.fullmatch(key[2]) and (plain or not node.has_error):  # `ns::f()`
+                    self._refer(draft, "calls", *_split_plain(key[2]))
                 else:
                     self._call(node, draft)
                 continue
@@ -335,24 +413,26 @@ class CFamilyExtractor:
             if node_id in declared or node_id in typedefs and self._is_declared_name(node, node.parent):
                 continue
             if node_id in named:  # part of `ns::Name<T>`: one edge per full spelling
-                top = self._climb(node)
+                fast = chains.top(node) if chains is not None else None
+                top = fast if fast is not None else self._climb(node)
                 full = (id(draft), kind, source[top.start_byte : top.end_byte])
                 if full in seen or full[2].startswith(_FOREIGN_PREFIXES):
                     continue
                 seen.add(full)
-                holder = top.parent
-                while holder is not None and holder.type == "qualified_identifier":
-                    holder = holder.parent
-                if holder is not None and holder.type == "function_declarator":
-                    continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
-                segments, rooted = _split_plain(full[2]) if plain and _PLAIN_QUALIFIED.fullmatch(full[2]) else (
-                    self._spelled(top)
-                )
+                if fast is None or chains is None or chains.in_declarator(top):
+                    holder = top.parent
+                    while holder is not None and holder.type == "qualified_identifier":
+                        holder = holder.parent
+                    if holder is not None and holder.type == "function_declarator":
+                        continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
+                segments, rooted = _split_plain(full[2]) if (plain or fast is not None) and _PLAIN_QUALIFIED.fullmatch(
+                    full[2]
+                ) else self._spelled(top)
                 if segments:
-                    draft.refs.append(("code_reference", segments, rooted))
+                    self._refer(draft, "code_reference", segments, rooted)
                 continue
             seen.add(key)
-            draft.refs.append(("code_reference", (key[2].decode("utf-8", "replace"),), False))
+            self._refer(draft, "code_reference", (key[2].decode("utf-8", "replace"),), False)
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -584,7 +664,9 @@ class CFamilyExtractor:
             rooted = False
         else:
             named = declarator.child_by_field_name("declarator")
-            text = self.source[named.start_byte : named.end_byte] if named is not None and self.plain else b""
+            text = self.source[named.start_byte : named.end_byte] if named is not None and (
+                self.plain or not named.has_error
+            ) else b""
             segments, rooted = _split_plain(text) if _PLAIN_QUALIFIED.fullmatch(text) else self._spelled(named)
         if not segments:
             return None
@@ -798,31 +880,27 @@ class CFamilyExtractor:
             if argument is not None and argument.type == "this" and draft.cls is not None and member is not None:
                 segments, _ = self._spelled(member)
                 if segments:
-                    draft.refs.append(("calls", (*draft.cls.split("::"), *segments), True))
+                    self._refer(draft, "calls", (*draft.cls.split("::"), *segments), True)
             return
         segments, rooted = self._spelled(function)
         if segments:
-            draft.refs.append(("calls", segments, rooted))
+            self._refer(draft, "calls", segments, rooted)
 
-    def _resolved(self, draft: _Draft) -> list[Dependency | None]:
-        if not draft.refs:
-            return []
-        heritage = {s for via, s, _ in draft.refs if via == "superclass"} if draft.type in _TYPE_UNITS else set()
-        deps: list[Dependency | None] = []
-        for via, segments, rooted in dict.fromkeys(draft.refs):  # a name used twice is one edge
-            if segments[0] in _FOREIGN_ROOTS or segments[0] in draft.type_params:
-                continue
-            if via == "code_reference" and segments in heritage:
-                continue
-            deps.append(self._dependency(via, segments, rooted, draft))
-        return deps
-
-    def _dependency(self, via: str, segments: tuple[str, ...], rooted: bool, draft: _Draft) -> Dependency:
+    def _refer(self, draft: _Draft, via: str, segments: tuple[str, ...], rooted: bool) -> None:
+        """Add the edge for one reference to `draft.deps`, unless it names nothing of the project
+        (`std::`, a template parameter) or repeats a base class as a type name. A reference made
+        twice adds its edge twice; `base.freeze` keeps the first."""
+        if segments[0] in _FOREIGN_ROOTS or segments[0] in draft.type_params:
+            return
+        if via == "code_reference" and draft.refs and draft.type in _TYPE_UNITS and any(
+            kind == "superclass" and segments == written for kind, written, _ in draft.refs
+        ):
+            return
         key = (via, segments, rooted, draft.scopes)
         found = self.dependencies.get(key)
         if found is None:
             found = self.dependencies[key] = self._new_dependency(via, segments, rooted, draft.scopes)
-        return found
+        draft.deps.append(found)
 
     def _new_dependency(self, via: str, segments: tuple[str, ...], rooted: bool, scopes: tuple[str, ...]) -> Dependency:
         written = "::".join(segments)
