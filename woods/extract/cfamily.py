@@ -37,8 +37,6 @@ and template parameters are never edges.
 
 from __future__ import annotations
 
-import bisect
-import operator
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -126,13 +124,7 @@ _CPP_REFERENCES = """
 (type_definition declarator: (template_type name: (type_identifier) @typedef))
 (template_type name: (type_identifier) @named)
 (qualified_identifier name: (type_identifier) @named)
-(template_type name: (type_identifier)) @template
-(qualified_identifier name: [(type_identifier) (template_type) (qualified_identifier)] @qualified_name) @qualified
-(function_declarator declarator: (_) @declarator)
 """
-# `@template`, `@qualified`/`@qualified_name` and `@declarator` let the scan find the full name a
-# `@named` name belongs to, and whether that name qualifies an out-of-line definition, from
-# positions rather than parents (see `_Chains`).
 # A qualified name spelled with nothing but identifiers and `::` (`ns::detail::f`, `::g`): when its
 # node holds no error (ERROR or MISSING), its segments are its text split at `::` (what `_spelled`
 # finds by walking it). Almost every C++ tree has an error somewhere (a macro the grammar cannot
@@ -208,70 +200,6 @@ class _Ctx:
     type_params: frozenset[str] = frozenset()
     access: str | None = None
     first_place: tuple[list[Node], int] | None = None  # `first` among its siblings (see `_Entry`)
-
-
-class _Chains:
-    """`_climb` and the out-of-line check of the scan, from the query's captures.
-
-    A name's chain is the `template_type` it names, then each `qualified_identifier` whose `name`
-    the previous link is; all of them end where the chain's first link ends (a qualified name ends
-    with its name). So the qualified identifier a link is the name of is the innermost captured
-    one ending at the same byte and starting before it (spans that nest are ancestors), and
-    whether a link is some qualified identifier's name is a look-up of its id: no `parent`, which
-    tree-sitter answers by descending from the root. Where an error could bend those rules (a
-    zero-width MISSING token, an ERROR inside the chain), `top` returns None and the caller asks
-    the tree. Only a name inside some function declarator's `declarator` can qualify an
-    out-of-line definition; those few are checked on the tree.
-    """
-
-    def __init__(self, parts: list[dict[str, list[Node]]]) -> None:
-        self.templates = {n.start_byte: n for found in parts for n in found.get("template", ())}
-        self.names = {n.id for found in parts for n in found.get("qualified_name", ())}
-        by_end: dict[int, list[Node]] = {}
-        for found in parts:
-            for node in found.get("qualified", ()):
-                by_end.setdefault(node.end_byte, []).append(node)
-        for nodes in by_end.values():
-            nodes.sort(key=_START_BYTE, reverse=True)  # innermost first
-        self.by_end = by_end
-        # The declarators' spans, merged into disjoint sorted stretches.
-        spans = sorted((n.start_byte, n.end_byte) for found in parts for n in found.get("declarator", ()))
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        for start, end in spans:
-            if self.ends and start <= self.ends[-1]:
-                self.ends[-1] = max(self.ends[-1], end)
-            else:
-                self.starts.append(start)
-                self.ends.append(end)
-
-    def top(self, node: Node) -> Node | None:
-        """`CFamilyExtractor._climb(node)` for a `@named` type identifier, or None when the
-        positions cannot be trusted (see the class docstring)."""
-        start = node.start_byte
-        if start == node.end_byte:
-            return None
-        top = self.templates.get(start)  # a template type starts with its name
-        if top is None:
-            if node.id not in self.names:
-                return None
-            top = node
-        names = self.names
-        while top.id in names:
-            start = top.start_byte
-            top = next((q for q in self.by_end.get(top.end_byte, ()) if q.start_byte < start), None)
-            if top is None:
-                return None
-        return None if top.has_error else top
-
-    def in_declarator(self, node: Node) -> bool:
-        """Whether `node` lies inside a function declarator's `declarator` (else it cannot qualify
-        an out-of-line definition)."""
-        index = bisect.bisect_right(self.starts, node.start_byte) - 1
-        return index >= 0 and self.ends[index] >= node.end_byte
-
-
-_START_BYTE = operator.attrgetter("start_byte")
 
 
 def _strip_operator(name: str) -> str:
@@ -395,7 +323,6 @@ class CFamilyExtractor:
         source = self.source
         seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
         plain = self.plain
-        chains = _Chains(parts) if named else None
         for draft, position, kind, _, node in scan.sweep(spans, decorated):
             key = (id(draft), kind, source[position : node.end_byte])
             if key in seen or key[2].startswith(_FOREIGN_PREFIXES):
@@ -413,20 +340,18 @@ class CFamilyExtractor:
             if node_id in declared or node_id in typedefs and self._is_declared_name(node, node.parent):
                 continue
             if node_id in named:  # part of `ns::Name<T>`: one edge per full spelling
-                fast = chains.top(node) if chains is not None else None
-                top = fast if fast is not None else self._climb(node)
+                top = self._climb(node)
                 full = (id(draft), kind, source[top.start_byte : top.end_byte])
                 if full in seen or full[2].startswith(_FOREIGN_PREFIXES):
                     continue
                 seen.add(full)
-                if fast is None or chains is None or chains.in_declarator(top):
-                    holder = top.parent
-                    while holder is not None and holder.type == "qualified_identifier":
-                        holder = holder.parent
-                    if holder is not None and holder.type == "function_declarator":
-                        continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
-                segments, rooted = _split_plain(full[2]) if (plain or fast is not None) and _PLAIN_QUALIFIED.fullmatch(
-                    full[2]
+                holder = top.parent
+                while holder is not None and holder.type == "qualified_identifier":
+                    holder = holder.parent
+                if holder is not None and holder.type == "function_declarator":
+                    continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
+                segments, rooted = _split_plain(full[2]) if _PLAIN_QUALIFIED.fullmatch(full[2]) and (
+                    plain or not top.has_error
                 ) else self._spelled(top)
                 if segments:
                     self._refer(draft, "code_reference", segments, rooted)
