@@ -164,3 +164,24 @@ def test_deep_nesting_does_not_recurse() -> None:
     depth = 3000
     source = f"int g() {{ return {'(' * depth}h(){')' * depth}; }}\n".encode()
     assert [u.identifier for u in extract("g.cpp", source).units] == ["g.cpp", "g"]
+
+
+def test_qualified_template_names_in_a_file_with_errors() -> None:
+    """Most C++ trees hold an error somewhere; a qualified template name elsewhere in the file is
+    still one edge per full spelling, the class qualifying an out-of-line definition is none,
+    and a `template` dependent name stops at its template."""
+    source = b"""namespace ns { namespace detail { template <class T> struct buffer { void push(); }; } }
+namespace ns {
+template <class T> void detail::buffer<T>::push() { detail::buffer<T> b; typename detail::buffer<T>::value_type v; }
+void use() { detail::buffer<char> d; ns::detail::buffer<long> e = ; outer::template inner<int> f; }
+}
+"""
+    result = extract("a.cpp", source)
+    assert result.warnings
+    units = {u.identifier: u for u in result.units}
+    assert [(d.target, d.via) for d in units["ns::detail::buffer::push"].dependencies] == [
+        ("ns::detail::buffer", "code_reference"), ("detail::buffer::value_type", "code_reference"),
+    ]
+    assert [(d.target, d.lookup) for d in units["ns::use"].dependencies] == [
+        ("ns::detail::buffer", ("ns::detail::buffer", "detail::buffer")), ("inner", ("ns::inner", "inner")),
+    ]

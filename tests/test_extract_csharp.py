@@ -179,3 +179,26 @@ def test_deep_nesting_does_not_recurse() -> None:
     source = f"class D {{ int M() {{ return {'(' * depth}N(){')' * depth}; }} int N() => 1; }}\n".encode()
     units_by_id = {u.identifier: u for u in extract("d.cs", source).units}
     assert _deps(units_by_id["D.M"], "calls") == {"D.N": ("D.N",)}
+
+
+def test_names_read_from_text_or_tree_alike() -> None:
+    """Dotted and generic names come from the text when the tree has no error and from the tree
+    otherwise (or when a comment or `global::` sits in them); both give the same edges."""
+    source = b"""namespace N {
+class A {
+  void F() { this.M<int>(); Foo.Bar(); Foo . Baz(); x.Y(); A.B.C(); global::Z.Q(); this.G();
+    List<Dictionary<K, V.W>> l; A . B<C.D<E>> z; P</*c*/Q> p; }
+  void M<T>() {} void G() {}
+}
+}"""
+    expected = [
+        ("N.A.M", "calls"), ("N.A.Foo.Bar", "calls"), ("N.A.Foo.Baz", "calls"), ("N.A.G", "calls"),
+        ("List", "code_reference"), ("Dictionary", "code_reference"), ("K", "code_reference"),
+        ("V.W", "code_reference"), ("A.B", "code_reference"), ("C.D", "code_reference"), ("E", "code_reference"),
+        ("P", "code_reference"), ("Q", "code_reference"),
+    ]
+    for name, text in (("a.cs", source), ("b.cs", source.replace(b"void G() {}", b"void G() { Foo.Bar( }"))):
+        result = extract(name, text)
+        assert bool(result.warnings) == (name == "b.cs")
+        method = {u.identifier: u for u in result.units}["N.A.F"]
+        assert [(d.target, d.via) for d in method.dependencies] == expected

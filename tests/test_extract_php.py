@@ -143,3 +143,26 @@ def test_deep_nesting_does_not_recurse() -> None:
     assert _deps(units["f"], "calls") == {"g": ("g",)}
     blocks = "<?php\n" + "if (true) {\n" * 300 + "function h() {}\n" + "}\n" * 300
     assert [u.identifier for u in extract("h.php", blocks.encode()).units] == ["h"]
+
+
+def test_this_calls_read_from_text_or_tree_alike() -> None:
+    """`$this->m()` names come from the text in a clean file and from the tree otherwise (a
+    variable or braced name, a comment, a non-ASCII name); both give the same edges."""
+    source = b"""<?php
+namespace App;
+class Job {
+    public function run($m) {
+        $this->$m();
+        $this /* why */ -> step();
+        $this->{'dyn'}();
+        $this->\xc3\xbcn();
+        $this->plain();
+    }
+}
+"""
+    expected = ["App\\Job::$m", "App\\Job::step", "App\\Job::'dyn'", "App\\Job::\u00fcn", "App\\Job::plain"]
+    clean = {u.identifier: u for u in extract("a.php", source).units}
+    assert [d.target for d in clean["App\\Job::run"].dependencies] == expected
+    broken = extract("b.php", source.replace(b"$this->plain();", b"$this->plain(); }} class {"))
+    assert broken.warnings
+    assert [d.target for d in {u.identifier: u for u in broken.units}["App\\Job::run"].dependencies] == expected

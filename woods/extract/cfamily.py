@@ -125,8 +125,10 @@ _CPP_REFERENCES = """
 (template_type name: (type_identifier) @named)
 (qualified_identifier name: (type_identifier) @named)
 """
-# A qualified name spelled with nothing but identifiers and `::` (`ns::detail::f`, `::g`): in a tree
-# without errors its segments are its text split at `::` (what `_spelled` finds by walking it).
+# A qualified name spelled with nothing but identifiers and `::` (`ns::detail::f`, `::g`): when its
+# node holds no error (ERROR or MISSING), its segments are its text split at `::` (what `_spelled`
+# finds by walking it). Almost every C++ tree has an error somewhere (a macro the grammar cannot
+# see past), so this is asked of the name's own node (`has_error`), not of the tree.
 _PLAIN_QUALIFIED = re.compile(rb"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 # Units whose references are not collected: the file's are its units', a macro's are text.
 _NO_REFERENCES = frozenset({"file", "macro"})
@@ -173,7 +175,7 @@ class _Draft(base.Draft):
     scopes: tuple[str, ...] = ("",)  # prefixes unqualified names are tried with, innermost first
     cls: str | None = None  # the class whose members a method body sees (`this->f()`)
     type_params: frozenset[str] = frozenset()
-    refs: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)  # (via, segments, global)
+    refs: list[tuple[str, tuple[str, ...], bool]] = field(default_factory=list)  # the walk's (via, segments, global)
 
 
 # A node the walk will visit: (node, its context, its parent's children, its index there). The
@@ -225,7 +227,7 @@ class CFamilyExtractor:
         self.scope_lists: dict[tuple[str, ...], tuple[str, ...]] = {}  # `_scopes`, once per prefix
         self.include_prefixes: tuple[str, ...] | None = None  # `include_prefixes` of this file
         self.place: tuple[Node | None, list[Node] | None, int] = (None, None, 0)  # the node being walked
-        self.plain = False  # the tree has no error, so `_PLAIN_QUALIFIED` holds
+        self.plain = False  # the tree has no error, so `_PLAIN_QUALIFIED` holds for every name in it
         self.namespaces: set[str] = set()  # simple names of namespaces opened or used here
         # One Dependency per (via, name, rooted, scopes): units of a file share their edges' objects.
         self.dependencies: dict[tuple[str, tuple[str, ...], bool, tuple[str, ...]], Dependency] = {}
@@ -278,13 +280,16 @@ class CFamilyExtractor:
             elif kind == "using_declaration":
                 self._using(node)
         self._scan_references(root)
-        units = tuple(base.freeze(d, self.file_path, self.language, self.source, self._resolved(d)) for d in self.drafts)
+        units = tuple(base.freeze(d, self.file_path, self.language, self.source) for d in self.drafts)
         return FileExtraction(self.file_path, self.language, units, base.syntax_warnings(tree, self.file_path))
 
     def _scan_references(self, root: Node) -> None:
-        """Hand every call and type name to the innermost unit holding it, in source order
-        (`scan.sweep`)."""
+        """Resolve every call and type name into an edge of the innermost unit holding it, in
+        source order (`scan.sweep`), after the edges the walk found (includes, base classes)."""
         drafts = self.drafts
+        for draft in drafts:
+            for via, segments, rooted in dict.fromkeys(draft.refs):  # a name used twice is one edge
+                self._refer(draft, via, segments, rooted)
         order = sorted(range(len(drafts)), key=lambda i: (drafts[i].node.start_byte, -drafts[i].node.end_byte, i))
         spans: list[tuple[int, int, _Draft | None]] = []
         outermost: list[Node] = []  # the units no other unit holds, file and macros aside
@@ -325,9 +330,9 @@ class CFamilyExtractor:
             if kind == 0:
                 seen.add(key)
                 if node.type == "identifier":
-                    draft.refs.append(("calls", (key[2].decode("utf-8", "replace"),), False))
-                elif plain and _PLAIN_QUALIFIED.fullmatch(key[2]):  # `ns::f()`
-                    draft.refs.append(("calls", *_split_plain(key[2])))
+                    self._refer(draft, "calls", (key[2].decode("utf-8", "replace"),), False)
+                elif _PLAIN_QUALIFIED.fullmatch(key[2]) and (plain or not node.has_error):  # `ns::f()`
+                    self._refer(draft, "calls", *_split_plain(key[2]))
                 else:
                     self._call(node, draft)
                 continue
@@ -345,14 +350,14 @@ class CFamilyExtractor:
                     holder = holder.parent
                 if holder is not None and holder.type == "function_declarator":
                     continue  # the class qualifying an out-of-line definition (`buffer<T>::push`)
-                segments, rooted = _split_plain(full[2]) if plain and _PLAIN_QUALIFIED.fullmatch(full[2]) else (
-                    self._spelled(top)
-                )
+                segments, rooted = _split_plain(full[2]) if _PLAIN_QUALIFIED.fullmatch(full[2]) and (
+                    plain or not top.has_error
+                ) else self._spelled(top)
                 if segments:
-                    draft.refs.append(("code_reference", segments, rooted))
+                    self._refer(draft, "code_reference", segments, rooted)
                 continue
             seen.add(key)
-            draft.refs.append(("code_reference", (key[2].decode("utf-8", "replace"),), False))
+            self._refer(draft, "code_reference", (key[2].decode("utf-8", "replace"),), False)
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -584,7 +589,9 @@ class CFamilyExtractor:
             rooted = False
         else:
             named = declarator.child_by_field_name("declarator")
-            text = self.source[named.start_byte : named.end_byte] if named is not None and self.plain else b""
+            text = self.source[named.start_byte : named.end_byte] if named is not None and (
+                self.plain or not named.has_error
+            ) else b""
             segments, rooted = _split_plain(text) if _PLAIN_QUALIFIED.fullmatch(text) else self._spelled(named)
         if not segments:
             return None
@@ -798,31 +805,27 @@ class CFamilyExtractor:
             if argument is not None and argument.type == "this" and draft.cls is not None and member is not None:
                 segments, _ = self._spelled(member)
                 if segments:
-                    draft.refs.append(("calls", (*draft.cls.split("::"), *segments), True))
+                    self._refer(draft, "calls", (*draft.cls.split("::"), *segments), True)
             return
         segments, rooted = self._spelled(function)
         if segments:
-            draft.refs.append(("calls", segments, rooted))
+            self._refer(draft, "calls", segments, rooted)
 
-    def _resolved(self, draft: _Draft) -> list[Dependency | None]:
-        if not draft.refs:
-            return []
-        heritage = {s for via, s, _ in draft.refs if via == "superclass"} if draft.type in _TYPE_UNITS else set()
-        deps: list[Dependency | None] = []
-        for via, segments, rooted in dict.fromkeys(draft.refs):  # a name used twice is one edge
-            if segments[0] in _FOREIGN_ROOTS or segments[0] in draft.type_params:
-                continue
-            if via == "code_reference" and segments in heritage:
-                continue
-            deps.append(self._dependency(via, segments, rooted, draft))
-        return deps
-
-    def _dependency(self, via: str, segments: tuple[str, ...], rooted: bool, draft: _Draft) -> Dependency:
+    def _refer(self, draft: _Draft, via: str, segments: tuple[str, ...], rooted: bool) -> None:
+        """Add the edge for one reference to `draft.deps`, unless it names nothing of the project
+        (`std::`, a template parameter) or repeats a base class as a type name. A reference made
+        twice adds its edge twice; `base.freeze` keeps the first."""
+        if segments[0] in _FOREIGN_ROOTS or segments[0] in draft.type_params:
+            return
+        if via == "code_reference" and draft.refs and draft.type in _TYPE_UNITS and any(
+            kind == "superclass" and segments == written for kind, written, _ in draft.refs
+        ):
+            return
         key = (via, segments, rooted, draft.scopes)
         found = self.dependencies.get(key)
         if found is None:
             found = self.dependencies[key] = self._new_dependency(via, segments, rooted, draft.scopes)
-        return found
+        draft.deps.append(found)
 
     def _new_dependency(self, via: str, segments: tuple[str, ...], rooted: bool, scopes: tuple[str, ...]) -> Dependency:
         written = "::".join(segments)

@@ -27,6 +27,7 @@ of the enclosing types, the enclosing namespaces inside out, `using` namespaces 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, QueryCursor
@@ -47,6 +48,7 @@ _TYPES = {
     "interface_declaration": "interface",
     "enum_declaration": "enum",
 }
+_TYPE_UNITS = frozenset(_TYPES.values())
 _MEMBERS = frozenset(
     {
         "method_declaration", "constructor_declaration", "destructor_declaration", "operator_declaration",
@@ -58,6 +60,7 @@ _CONTAINERS = frozenset({"preproc_if", "preproc_else", "preproc_elif", "preproc_
 _COMMENTS = frozenset({"comment"})
 # Type-name node types of the grammar (C# names types with plain identifiers).
 _TYPE_NAMES = frozenset({"identifier", "generic_name", "qualified_name"})
+_SPLIT_NAMES = frozenset({"generic_name", "qualified_name"})  # names `_segments` may read from the text
 # Doc-comment XML wrappers dropped from docstrings (the prose inside is kept).
 _XML_WRAPPERS = ("<summary>", "</summary>", "<remarks>", "</remarks>")
 
@@ -67,6 +70,32 @@ _REFERENCES = """
 (_ returns: [(identifier) (generic_name) (qualified_name)] @type)
 (type_argument_list [(identifier) (generic_name) (qualified_name)] @type)
 """
+
+
+# Names read from the source text when their node holds no error (ERROR or MISSING), where a type
+# name's text is its ASCII identifiers (verbatim `@` allowed), dots, whitespace and `<…>` type
+# arguments: `_plain_segments` splits it as `_segments` walks it. Anything else (comments,
+# `global::`, non-ASCII) is walked.
+_IDENTIFIER = rb"@?[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = re.compile(rb"[ \t\r\n]*%s(?:[ \t\r\n]*\.[ \t\r\n]*%s)*[ \t\r\n]*" % (_IDENTIFIER, _IDENTIFIER))
+_TYPE_ARGUMENTS = re.compile(rb"<[^<>]*>")  # an innermost `<…>`: removed until none is left
+# `this.M` / `X.M`, the function of a member call (`_call` reads the same from the tree).
+_MEMBER_CALL = re.compile(rb"(%s)[ \t\r\n]*\.[ \t\r\n]*(%s)" % (_IDENTIFIER, _IDENTIFIER))
+# First bytes of a member call's function that can start an edge's receiver: `this`, or a type
+# name (`_call` wants its first segment capitalised; a non-ASCII first letter may be).
+_RECEIVER_STARTS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZt" + bytes(range(0x80, 0x100)))
+
+
+def _plain_segments(spelled: bytes) -> tuple[str, ...] | None:
+    """`_segments` of a type name from its text (see `_DOTTED`); None when the text is not that plain."""
+    while b"<" in spelled:
+        stripped = _TYPE_ARGUMENTS.sub(b"", spelled)
+        if len(stripped) == len(spelled):
+            return None
+        spelled = stripped
+    if _DOTTED.fullmatch(spelled) is None:
+        return None
+    return tuple([part.strip().decode("ascii") for part in spelled.split(b".")])
 
 
 # `_Extractor.dependencies` has no edge for a reference yet (None is an edge that resolves to nothing).
@@ -81,7 +110,9 @@ class _Draft(base.Draft):
     ns: tuple[str, ...] = ()  # the enclosing namespace
     types: tuple[str, ...] = ()  # the enclosing types' qualified names, innermost first
     type_params: frozenset[str] = frozenset()
-    refs: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (via, segments)
+    refs: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # the base list's (via, segments)
+    # The file's edges for this unit's (enclosing types, namespace): (kind, segments) → edge.
+    known: dict[tuple[str, tuple[str, ...]], Dependency | None] = field(default_factory=dict)
     top: bool = False  # a type declared directly in a namespace (carries the file's `using`s)
 
 
@@ -138,6 +169,7 @@ class _Extractor:
         self.imports: list[Dependency] = []
         self.interfaces: set[str] = set()  # names of the interfaces declared so far in this file
         self.place: tuple[Node | None, list[Node] | None, int] = (None, None, 0)  # the node being walked
+        self.plain = False  # the tree has no error, so no name's node holds one
         # One Dependency per (kind, name, enclosing types, namespace), shared by the file's units:
         # (enclosing types, namespace) → (kind, name) → edge.
         self.dependencies: dict[tuple[tuple[str, ...], tuple[str, ...]],
@@ -146,6 +178,7 @@ class _Extractor:
     def run(self) -> FileExtraction:
         tree = scan.parse(GRAMMAR, self.source)
         root = tree.root_node
+        self.plain = not root.has_error
         stack: list[_Entry] = []
         self._scope(root.children, _Ctx(()), stack)
         while stack:
@@ -168,7 +201,7 @@ class _Extractor:
         if not self.drafts:
             self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
         self._scan_references(root)
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
+        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
     def _scope(self, children: list[Node], ctx: _Ctx, stack: list[_Entry]) -> None:
@@ -182,15 +215,21 @@ class _Extractor:
         stack.extend(reversed(queued))
 
     def _scan_references(self, root: Node) -> None:
-        """Hand every call and type name to the innermost unit holding it, in source order
-        (`scan.sweep`). A type name in a base list
+        """Resolve every call and type name into an edge of the innermost unit holding it, in
+        source order (`scan.sweep`), after the unit's `using`s and bases. A type name in a base list
         is never captured (the grammar gives those no `type` field): bases are edges of their own."""
+        for draft in self.drafts:
+            draft.known = self.dependencies.setdefault((draft.types, draft.ns), {})
+            draft.deps = list(self.imports) if draft.top else []
+            for via, segments in dict.fromkeys(draft.refs):  # a name used twice is one edge
+                self._refer(draft, via, segments)
         found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root)
         # (start, 0 for a call / 1 for a type, index, node): sorted, the order of `scan.captures`.
         decorated = [(n.start_byte, 0, i, n) for i, n in enumerate(found.get("call", ()))]
         decorated += [(n.start_byte, 1, i, n) for i, n in enumerate(found.get("type", ()))]
         decorated.sort()
         source = self.source
+        plain = self.plain
         seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
         for draft, position, kind, _, node in scan.sweep(scan.draft_spans(self.drafts), decorated):
             key = (id(draft), kind, source[position : node.end_byte])
@@ -198,17 +237,31 @@ class _Extractor:
                 continue
             seen.add(key)
             if kind == 0:
-                if node.type != "identifier":
+                node_type = node.type
+                if node_type == "identifier":
+                    if key[2]:  # `M()`: `_call` of an identifier
+                        self._refer(draft, "bare_call", (key[2].decode("utf-8", "replace"),))
+                elif node_type == "member_access_expression" and (plain or not node.has_error):
+                    # `_call` from the text: the receiver starts the function's text, and only
+                    # `this` or a capitalised type name makes an edge.
+                    if key[2][0] not in _RECEIVER_STARTS:
+                        continue
+                    member = _MEMBER_CALL.fullmatch(key[2])
+                    if member is None:
+                        self._call(node, draft)
+                    elif member[1] == b"this":
+                        self._refer(draft, "self_call", (member[2].decode("ascii"),))
+                    elif member[1][:1].isupper():
+                        self._refer(draft, "static_call", (member[1].decode("ascii"), member[2].decode("ascii")))
+                else:
                     self._call(node, draft)
-                elif key[2]:  # `M()`: `_call` of an identifier
-                    draft.refs.append(("bare_call", (key[2].decode("utf-8", "replace"),)))
             elif node.type == "identifier":
                 if key[2]:
-                    draft.refs.append(("code_reference", (key[2].decode("utf-8", "replace"),)))
+                    self._refer(draft, "code_reference", (key[2].decode("utf-8", "replace"),))
             else:
                 segments = self._segments(node)
                 if segments:
-                    draft.refs.append(("code_reference", segments))
+                    self._refer(draft, "code_reference", segments)
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -367,6 +420,10 @@ class _Extractor:
 
     def _segments(self, node: Node | None) -> tuple[str, ...]:
         """`A.B.C<T>` → (A, B, C); () for anything that is not a type or namespace name."""
+        if node is not None and node.type in _SPLIT_NAMES and (self.plain or not node.has_error):
+            found = _plain_segments(self.source[node.start_byte : node.end_byte])
+            if found is not None:
+                return found
         parts: list[str] = []
         current = node
         while current is not None:
@@ -396,15 +453,15 @@ class _Extractor:
             if not name:
                 return
             if receiver.type == "this":
-                draft.refs.append(("self_call", name))
+                self._refer(draft, "self_call", name)
             elif receiver.type in _TYPE_NAMES:
                 segments = self._segments(receiver)
                 if segments and segments[0][:1].isupper():
-                    draft.refs.append(("static_call", (*segments, *name)))
+                    self._refer(draft, "static_call", (*segments, *name))
             return
         name = self._segments(function)
         if name:
-            draft.refs.append(("bare_call", name))
+            self._refer(draft, "bare_call", name)
 
     def _type_candidates(self, segments: tuple[str, ...], draft: _Draft) -> list[str]:
         head = segments[0]
@@ -418,26 +475,23 @@ class _Extractor:
         found.append(written)
         return list(dict.fromkeys(found))
 
-    def _resolved(self, draft: _Draft) -> list[Dependency | None]:
-        deps: list[Dependency | None] = list(self.imports) if draft.top else []
-        if not draft.refs:
-            return deps
-        heritage = {s for via, s in draft.refs if via in ("superclass", "implements")}
-        own = ".".join(draft.path) if draft.type in _TYPES.values() else None
-        known = self.dependencies.setdefault((draft.types, draft.ns), {})
-        type_params = draft.type_params
-        for ref in dict.fromkeys(draft.refs):
-            kind, segments = ref
-            if segments[0] in type_params:
-                continue
-            if kind == "code_reference" and segments in heritage:
-                continue
-            dep = known.get(ref, _UNRESOLVED)
-            if dep is _UNRESOLVED:
-                dep = known[ref] = self._dependency(kind, segments, draft)
-            if dep is not None and not (dep.target == own and dep.via == "code_reference"):
-                deps.append(dep)
-        return deps
+    def _refer(self, draft: _Draft, via: str, segments: tuple[str, ...]) -> None:
+        """Add the edge for one reference to `draft.deps`, unless it names a type parameter,
+        repeats a base type as a type name, resolves to nothing, or is a type naming itself. A
+        reference made twice adds its edge twice; `base.freeze` keeps the first."""
+        if segments[0] in draft.type_params:
+            return
+        if via == "code_reference" and draft.refs and any(segments == written for _, written in draft.refs):
+            return
+        ref = (via, segments)
+        dep = draft.known.get(ref, _UNRESOLVED)
+        if dep is _UNRESOLVED:
+            dep = draft.known[ref] = self._dependency(via, segments, draft)
+        if dep is None:
+            return
+        if dep.via == "code_reference" and draft.type in _TYPE_UNITS and dep.target == ".".join(draft.path):
+            return
+        draft.deps.append(dep)
 
     def _dependency(self, via: str, segments: tuple[str, ...], draft: _Draft) -> Dependency | None:
         """The edge for one reference: its candidates in C#'s lookup order (see the module doc)."""

@@ -24,10 +24,11 @@ signatures, `new`, `instanceof`, `catch` and `X::CONST` (`code_reference`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tree_sitter import Node
+from tree_sitter import Node, QueryCursor
 
 from woods.extract import base, scan
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
@@ -46,7 +47,8 @@ _TYPES = {
 _FILE_CONTAINERS = frozenset({"if_statement", "compound_statement", "else_clause", "else_if_clause", "colon_block"})
 _COMMENTS = frozenset({"comment"})
 _NAMES = frozenset({"name", "qualified_name"})
-_RELATIVE = frozenset({"self", "static"})
+# Type names that stand for the class itself or its parent (`new static`, `self::X`): never an edge.
+_RELATIVE = frozenset({"self", "static", "parent"})
 
 _REFERENCES = """
 (function_call_expression function: [(name) (qualified_name)] @call)
@@ -58,6 +60,20 @@ _REFERENCES = """
 (scoped_property_access_expression scope: [(name) (qualified_name)] @type)
 (binary_expression operator: "instanceof" right: [(name) (qualified_name)] @type)
 """
+# Capture names in sorted order, ranked: the scan sorts (start, rank) as `scan.captures` sorts
+# (start, name), so captures at one position keep that order.
+_CAPTURE_RANKS = (("call", 0), ("object", 1), ("scoped", 2), ("type", 3))
+_CALL, _OBJECT, _SCOPED, _TYPE = 0, 1, 2, 3
+_THIS_CALL_KEY = -1  # the dedupe key's capture slot for a `$this->m()` method name
+# What follows the `$this` of `$this->m()`: `->` and an ASCII name (the member call's `name` field,
+# in a tree without errors). Anything else — a comment, `$this->$m()`, `$this->{…}()`, a non-ASCII
+# name — is read from the tree instead.
+_THIS_CALL = re.compile(rb"[ \t\r\n]*->[ \t\r\n]*([A-Za-z_][A-Za-z0-9_]*)(?![A-Za-z0-9_\x80-\xff])")
+
+
+# A node the walk will visit: (node, its namespace, the type it is a member of, its parent's
+# children, its index there); the children list lets the comment above it be read by indexing.
+_Entry = tuple[Node, str, "_Draft | None", list[Node], int]
 
 
 @dataclass(slots=True)
@@ -69,7 +85,7 @@ class _Draft(base.Draft):
     superclass: str | None = None  # the resolved `extends` of the class (for `parent::`)
     traits: tuple[str, ...] = ()  # the resolved traits the class uses (for `$this->m()` they define)
     top: bool = False  # a file-level unit (carries the file's `use` imports)
-    refs: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, via, spelled)
+    heritage: list[tuple[str, str]] = field(default_factory=list)  # (via, spelled) of `extends` … `use`
 
 
 class _Extractor:
@@ -84,14 +100,16 @@ class _Extractor:
         self.aliases: dict[str, dict[str, str]] = {}  # namespace → alias → class name
         self.functions: dict[str, dict[str, str]] = {}  # namespace → alias → function name
         self.imports: dict[str, list[Dependency]] = {}  # namespace → its `use` imports
+        self.place: tuple[Node | None, list[Node], int] = (None, [], 0)  # the node being walked (see `_Entry`)
 
     def run(self) -> FileExtraction:
         tree = scan.parse(GRAMMAR, self.source)
         root = tree.root_node
-        stack: list[tuple[Node, str, _Draft | None]] = []
+        stack: list[_Entry] = []
         self._scope(root.children, "", stack)
         while stack:
-            node, ns, owner = stack.pop()
+            node, ns, owner, siblings, index = stack.pop()
+            self.place = (node, siblings, index)
             kind = node.type
             if kind in _TYPES and owner is None:
                 self._type(node, ns, stack)
@@ -111,55 +129,106 @@ class _Extractor:
         if not self.drafts:
             self.drafts.append(_Draft(self.file_path, "file", root, whole_file=True, top=True))
         self._scan_references(root)
-        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source, self._resolved(d)) for d in self.drafts)
+        units = tuple(base.freeze(d, self.file_path, LANGUAGE, self.source) for d in self.drafts)
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
-    def _scope(self, children: list[Node], ns: str, stack: list[tuple[Node, str, _Draft | None]]) -> None:
+    def _scope(self, children: list[Node], ns: str, stack: list[_Entry]) -> None:
         """Queue a scope's children in order; `namespace X;` applies to the siblings after it."""
-        queued: list[tuple[Node, str, _Draft | None]] = []
-        for child in children:
+        queued: list[_Entry] = []
+        for index, child in enumerate(children):
             if child.type == "namespace_definition" and child.child_by_field_name("body") is None:
                 name = child.child_by_field_name("name")
                 ns = base.text(name, self.source) if name is not None else ""
             else:
-                queued.append((child, ns, None))
+                queued.append((child, ns, None, children, index))
         stack.extend(reversed(queued))
 
     def _scan_references(self, root: Node) -> None:
+        """Resolve every call and type name into an edge of the innermost unit holding it, in
+        source order, during the one pass over the query's captures (`scan.sweep`); a unit's
+        `use` imports and heritage edges come first, as the walk recorded them."""
+        for draft in self.drafts:
+            draft.deps = list(self.imports.get(draft.ns, ())) if draft.top else []
+            for via, spelled in draft.heritage:  # `extends`, `implements`, trait `use`
+                target = self._class_name(spelled, draft.ns)
+                draft.deps.append(Dependency(target, via, lookup=(target,)))
+        found = QueryCursor(scan.compiled_query(GRAMMAR, _REFERENCES)).captures(root)
+        # (start, capture, index, node) sorted: `scan.captures`' order (capture names rank as sorted).
+        decorated = [(n.start_byte, rank, i, n) for name, rank in _CAPTURE_RANKS for i, n in enumerate(found.get(name, ()))]
+        decorated.sort()
         source = self.source
-        seen: set[tuple[int, str, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
-        for draft, node, name in scan.innermost(self.drafts, scan.captures(GRAMMAR, _REFERENCES, root)):
-            if name == "object":  # `$x->m()`: only `$this->m()` names a method we can find
-                parent = node.parent
-                if source[node.start_byte : node.end_byte] != b"$this" or parent is None:
+        plain = not root.has_error
+        seen: set[tuple[int, int, bytes]] = set()  # (draft, capture, text): a repeated name is one edge
+        known: dict[tuple[str, str, str], Dependency] = {}  # (kind, spelled, namespace) → its edge
+        for draft, position, rank, _, node in scan.sweep(scan.draft_spans(self.drafts), decorated):
+            if rank == _OBJECT:  # `$x->m()`: only `$this->m()` names a method we can find
+                if source[position : node.end_byte] != b"$this":
                     continue
-                member = parent.child_by_field_name("name")
-                key = (id(draft), "this_call", source[member.start_byte : member.end_byte] if member else b"")
-                if member is None or key in seen:
+                member = _THIS_CALL.match(source, node.end_byte) if plain else None
+                if member is not None:
+                    spelled_bytes = member[1]
+                else:
+                    parent = node.parent
+                    name_node = parent.child_by_field_name("name") if parent is not None else None
+                    if name_node is None:
+                        continue
+                    spelled_bytes = source[name_node.start_byte : name_node.end_byte]
+                key = (id(draft), _THIS_CALL_KEY, spelled_bytes)
+                if key in seen:
                     continue
                 seen.add(key)
-                draft.refs.append(("own", "calls", key[2].decode("utf-8", "replace")))
+                if draft.cls is not None:
+                    draft.deps.append(self._own(spelled_bytes.decode("utf-8", "replace"), draft))
                 continue
-            key = (id(draft), name, source[node.start_byte : node.end_byte])
+            key = (id(draft), rank, source[position : node.end_byte])
             if key in seen:
                 continue
             seen.add(key)
-            if name == "call":
-                draft.refs.append(("function", "calls", base.text(node, self.source)))
-            elif name == "scoped":
+            if rank == _TYPE:
+                spelled = key[2].decode("utf-8", "replace")
+                if spelled.lower() in _RELATIVE or any(spelled == h for _, h in draft.heritage):
+                    continue
+                cache_key = ("class", spelled, draft.ns)
+                dep = known.get(cache_key)
+                if dep is None:
+                    target = self._class_name(spelled, draft.ns)
+                    dep = known[cache_key] = Dependency(target, "code_reference", lookup=(target,))
+                draft.deps.append(dep)
+            elif rank == _CALL:
+                spelled = key[2].decode("utf-8", "replace")
+                cache_key = ("function", spelled, draft.ns)
+                dep = known.get(cache_key)
+                if dep is None:
+                    candidates = self._function_candidates(spelled, draft.ns)
+                    target = next((c for c in candidates if c in self.declared), candidates[0])
+                    dep = known[cache_key] = Dependency(target, "calls", lookup=tuple(candidates))
+                draft.deps.append(dep)
+            else:  # `X::m()`, `self::m()`, `static::m()`, `parent::m()`
                 scope = node.child_by_field_name("scope")
-                method = base.text(node.child_by_field_name("name"), self.source)
                 if scope is None:
                     continue
+                method = base.text(node.child_by_field_name("name"), source)
                 if scope.type == "relative_scope":
-                    word = base.text(scope, self.source).lower()
-                    draft.refs.append(("parent" if word == "parent" else "own", "calls", method))
+                    if base.text(scope, source).lower() != "parent":
+                        if draft.cls is not None:
+                            draft.deps.append(self._own(method, draft))
+                    elif draft.superclass is not None:
+                        target = f"{draft.superclass}::{method}"
+                        draft.deps.append(Dependency(target, "calls", lookup=(target,)))
                 elif scope.type in _NAMES:
-                    draft.refs.append(("static", "calls", f"{base.text(scope, self.source)}::{method}"))
-            else:
-                spelled = base.text(node, self.source)
-                if spelled.lower() not in ("self", "static", "parent"):
-                    draft.refs.append(("class", "code_reference", spelled))
+                    spelled = base.text(scope, source)
+                    cache_key = ("static", f"{spelled}::{method}", draft.ns)
+                    dep = known.get(cache_key)
+                    if dep is None:
+                        target = f"{self._class_name(spelled, draft.ns)}::{method}"
+                        dep = known[cache_key] = Dependency(target, "calls", lookup=(target,))
+                    draft.deps.append(dep)
+
+    @staticmethod
+    def _own(method: str, draft: _Draft) -> Dependency:
+        """`$this->m()`, `self::m()`, `static::m()`: the class's own method, else one of its traits'."""
+        target = f"{draft.cls}::{method}"
+        return Dependency(target, "calls", lookup=(target, *(f"{t}::{method}" for t in draft.traits)))
 
     # -- declarations ----------------------------------------------------------------------
 
@@ -201,13 +270,17 @@ class _Extractor:
         draft = _Draft(self.unique(identifier, unit_type), unit_type, node, parent.identifier if parent else None,
                        (parent.identifier if parent else ns) or None)
         draft.ns = ns
-        draft.docstring = base.clean_comment(base.leading_comment(node, self.source, _COMMENTS))
+        # The comment block above: read from the children list the walk found `node` in, as
+        # tree-sitter answers each `prev_sibling` by searching down from the parent.
+        _, siblings, index = self.place
+        draft.docstring = base.clean_comment(base.comment_block_before(siblings, index, node, self.source, _COMMENTS)
+                                             if node is self.place[0] else base.leading_comment(node, self.source, _COMMENTS))
         draft.metadata = self._modifiers(node)
         self.declared.add(identifier)
         self.drafts.append(draft)
         return draft
 
-    def _type(self, node: Node, ns: str, stack: list[tuple[Node, str, _Draft | None]]) -> None:
+    def _type(self, node: Node, ns: str, stack: list[_Entry]) -> None:
         name = base.text(node.child_by_field_name("name"), self.source)
         draft = self._new(self._qualified(ns, name), _TYPES[node.type], node, ns, None)
         draft.top = True
@@ -219,25 +292,26 @@ class _Extractor:
                 for ref in clause.named_children:
                     if ref.type in _NAMES:
                         spelled = base.text(ref, self.source)
-                        draft.refs.append(("class", "superclass", spelled))
+                        draft.heritage.append(("superclass", spelled))
                         draft.metadata.setdefault("extends", []).append(spelled)
                         draft.superclass = draft.superclass or self._class_name(spelled, ns)
             elif clause.type == "class_interface_clause":
                 for ref in clause.named_children:
                     if ref.type in _NAMES:
-                        draft.refs.append(("class", "implements", base.text(ref, self.source)))
+                        draft.heritage.append(("implements", base.text(ref, self.source)))
                         draft.metadata.setdefault("implements", []).append(base.text(ref, self.source))
-        methods: list[Node] = []
-        for member in body.named_children if body is not None else ():
+        methods: list[int] = []  # indexes in `children`, which the comment above a method is read from
+        children = body.children if body is not None else []
+        for index, member in enumerate(children):
             if member.type == "use_declaration":
                 for ref in member.named_children:
                     if ref.type in _NAMES:
-                        draft.refs.append(("class", "include", base.text(ref, self.source)))
+                        draft.heritage.append(("include", base.text(ref, self.source)))
                         draft.metadata.setdefault("traits", []).append(base.text(ref, self.source))
                         draft.traits = (*draft.traits, self._class_name(base.text(ref, self.source), ns))
             elif member.type == "method_declaration":
-                methods.append(member)
-        stack.extend((m, ns, draft) for m in reversed(methods))
+                methods.append(index)
+        stack.extend((children[i], ns, draft, children, i) for i in reversed(methods))
 
     def _method(self, node: Node, owner: _Draft) -> None:
         name = base.text(node.child_by_field_name("name"), self.source)
@@ -300,35 +374,6 @@ class _Extractor:
         if alias is not None:
             return [alias]
         return list(dict.fromkeys([self._qualified(ns, spelled), spelled]))
-
-    def _resolved(self, draft: _Draft) -> list[Dependency | None]:
-        deps: list[Dependency | None] = list(self.imports.get(draft.ns, ())) if draft.top else []
-        heritage = {s for kind, via, s in draft.refs if via in ("superclass", "implements", "include")}
-        for kind, via, spelled in draft.refs:
-            if kind == "class":
-                if via == "code_reference" and spelled in heritage:
-                    continue
-                target = self._class_name(spelled, draft.ns)
-                candidates = [target]
-            elif kind == "function":
-                candidates = self._function_candidates(spelled, draft.ns)
-                target = next((c for c in candidates if c in self.declared), candidates[0])
-            elif kind == "own":  # the class's own method, else one of the traits it uses
-                if draft.cls is None:
-                    continue
-                target = f"{draft.cls}::{spelled}"
-                candidates = [target, *(f"{t}::{spelled}" for t in draft.traits)]
-            elif kind == "parent":
-                if draft.superclass is None:
-                    continue
-                target = f"{draft.superclass}::{spelled}"
-                candidates = [target]
-            else:  # static: `X::m`
-                owner, _, method = spelled.rpartition("::")
-                target = f"{self._class_name(owner, draft.ns)}::{method}"
-                candidates = [target]
-            deps.append(Dependency(target, via, lookup=tuple(candidates)))
-        return deps
 
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
