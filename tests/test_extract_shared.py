@@ -148,3 +148,21 @@ def test_written_out_unit_and_dependency_init_keep_the_dataclass_behaviour() -> 
         Unit("m")  # type: ignore[call-arg]
     assert str(inspect.signature(Unit).parameters["metadata"]) == "metadata: 'dict[str, Any]' = <factory>"
     assert [f.name for f in dataclasses.fields(Unit)] == list(inspect.signature(Unit).parameters)
+
+
+def test_captures_that_start_together_come_outermost_first() -> None:
+    """The query cursor's order for captures starting at the same byte followed memory layout
+    (a unit's dependencies could come out in another order from run to run): both capture readers
+    put the enclosing node first."""
+    from woods.extract import base as extract_base
+    from woods.extract import scan as extract_scan
+    from woods.extract import scopes as extract_scopes
+
+    source = b"a.f():close()\nb.c.d():e():g()\n"
+    pattern = "(function_call name: (_) @callee)"
+    root = extract_base.parse("lua", source).root_node
+    callees = extract_scopes.captures_by_name("lua", pattern, root)["callee"]
+    texts = [source[n.start_byte : n.end_byte] for n in callees]
+    assert texts == [b"a.f():close", b"a.f", b"b.c.d():e():g", b"b.c.d():e", b"b.c.d"]
+    scanned = [source[n.start_byte : n.end_byte] for n, _name in extract_scan.captures("lua", pattern, root)]
+    assert scanned == texts

@@ -49,10 +49,6 @@ _UNSEEN = Dependency("", "")  # a callee not met yet (None is "no edge")
 _START = operator.attrgetter("start_byte")
 
 
-def _preorder(node: Node) -> tuple[int, int]:
-    """Sort key: by start, an enclosing node before the nodes inside it."""
-    return node.start_byte, -node.end_byte
-
 # Directories a module path starts below when there is no `lua/` directory (LuaRocks layouts).
 _SOURCE_ROOTS = frozenset({"src", "lib"})
 
@@ -132,7 +128,7 @@ class _Extractor:
         # In pre-order: `a.f():close()` calls `a.f():close` before `a.f` (both start at `a`).
         # The query hands back equal starts in no fixed order, and callees decide the order of
         # a unit's dependencies.
-        callees = sorted(found.get("callee", ()), key=_preorder)
+        callees = sorted(found.get("callee", ()), key=scopes.preorder_key)
         statements = root.named_children
         module = _Draft(self.module, "module", root, whole_file=True,
                         namespace=self.module.rpartition(".")[0] or None)

@@ -147,10 +147,13 @@ def compiled_query(grammar: str, pattern: str) -> Query:
 def captures(grammar: str, pattern: str, root: Node) -> list[tuple[Node, str]]:
     """Every (node, capture name) of `pattern` under `root`, in source order (see module doc)."""
     found = QueryCursor(compiled_query(grammar, pattern)).captures(root)
-    # Decorated tuples sort in C; (capture name, index) breaks ties, so the order is total.
-    decorated = [(node.start_byte, name, index, node) for name, nodes in found.items() for index, node in enumerate(nodes)]
+    # Decorated tuples sort in C: by start, an enclosing node first (the cursor's order for nodes
+    # that start together is not fixed run to run), then (capture name, index): a total order.
+    decorated = [
+        (node.start_byte, -node.end_byte, name, index, node) for name, nodes in found.items() for index, node in enumerate(nodes)
+    ]
     decorated.sort()
-    return [(item[3], item[1]) for item in decorated]
+    return [(item[4], item[2]) for item in decorated]
 
 
 class Spanned(Protocol):

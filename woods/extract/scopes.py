@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import operator
 from collections.abc import Sequence
 
 from tree_sitter import Node, Query, QueryCursor
@@ -31,13 +30,20 @@ def compiled(grammar: str, pattern: str) -> Query:
 
 
 def captures_by_name(grammar: str, pattern: str, node: Node) -> dict[str, list[Node]]:
-    """The nodes of each capture name of `pattern` under `node`, each list by start byte (ties
-    keep the query's order: a sort is stable). One traversal of the tree, in C."""
+    """The nodes of each capture name of `pattern` under `node`, each list in pre-order: by start
+    byte, an enclosing node before the nodes that start with it (nodes of equal span keep the
+    query's order). One traversal of the tree, in C.
+
+    The end byte is part of the order because the cursor's own order for captures that start at
+    the same byte is not fixed (`a.f():close()`: both callees start at `a`); it followed memory
+    layout, so the same file could yield its dependencies in another order from run to run."""
     found = QueryCursor(compiled(grammar, pattern)).captures(node)
-    return {name: sorted(nodes, key=_START) for name, nodes in found.items()}
+    return {name: sorted(nodes, key=preorder_key) for name, nodes in found.items()}
 
 
-_START = operator.attrgetter("start_byte")
+def preorder_key(node: Node) -> tuple[int, int]:
+    """Sort key of nodes in pre-order: by start byte, an enclosing node before those inside it."""
+    return node.start_byte, -node.end_byte
 
 
 def innermost(spans: Sequence[tuple[int, int]], positions: Sequence[int]) -> list[int | None]:
