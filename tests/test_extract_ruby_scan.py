@@ -45,6 +45,12 @@ SNIPPETS = {
         "  module_function\n  def self.c; C1; end\nend\n"
     ),
     "syntax_error": "class Broken < Base\n  def ok; Fine::Ref; end\n  def bad(\n    Other::Ref\nend\nmodule Lost\n  X::Y\n",
+    "spellings": (
+        "class S\n  include Comparable unless x.include?(y)\n  self.private = :private\n  def is_private; public?; end\n"
+        "  private_class_method def self.p; end\n  protected if x\n  protected\n  public_class_method :p\n  require_relative 'r'\n"
+        "  obj.require 'x'\n  extend\n  \"private public\" # protected module_function\n  module_function :f\n  module_function\n"
+        "  def private; prepend(M) end\n  A1 = _B + c9D + @E + $F + @@G + ?H + 0xFF + ::I\nend\n"
+    ),
     "calls": "Foo.bar(Baz.qux, &Blk)\nFoo::Bar.new.call(Zed)\nJob.perform_later(Arg)\nUserMailer.welcome(U).deliver_later\n",
 }
 
@@ -207,3 +213,17 @@ def test_spelled_reference_captures_equal_the_query(path: str, data: bytes) -> N
     queried = QueryCursor(ruby.scan_query(ruby.REFERENCE_PATTERNS)).captures(root)
     for name in set(spelled) | {name for name in queried if not name.startswith("_")}:
         assert sorted(n.id for n in spelled.get(name, [])) == sorted(n.id for n in queried.get(name, [])), name
+
+
+@pytest.mark.parametrize(("path", "data"), CASES, ids=[path for path, _data in CASES])
+def test_spelled_scan_captures_equal_the_query(path: str, data: bytes) -> None:
+    """A file without syntax errors: the scan's smaller query plus the leaf lookups at spellings
+    capture the same nodes as the whole query (which files with syntax errors still take)."""
+    root = base.parse("ruby", data).root_node
+    scanned = ruby.RubyScan(root, data, path).captures
+    queried = QueryCursor(ruby.scan_query()).captures(root)
+    if root.has_error:
+        assert scanned.keys() == queried.keys()
+    names = {name for name in queried if not name.startswith("_")} | set(scanned)
+    for name in names:
+        assert sorted(n.id for n in scanned.get(name, [])) == sorted(n.id for n in queried.get(name, [])), name

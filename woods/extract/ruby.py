@@ -158,20 +158,21 @@ def constant_path(node: Node | None, source: bytes) -> tuple[str, bool] | None:
     """(`A::B`, absolute?) for a constant / scope_resolution node; None when the scope is dynamic."""
     if node is None:
         return None
-    if node.type == "constant":
-        return node_text(node, source), False
-    if node.type != "scope_resolution":
+    kind = node.type
+    if kind == "constant":
+        return source[node.start_byte : node.end_byte].decode("utf-8", "replace"), False
+    if kind != "scope_resolution":
         return None
     name = node.child_by_field_name("name")
     if name is None or name.type != "constant":
         return None
     scope = node.child_by_field_name("scope")
     if scope is None:
-        return node_text(name, source), True
+        return source[name.start_byte : name.end_byte].decode("utf-8", "replace"), True
     inner = constant_path(scope, source)
     if inner is None:
         return None
-    return f"{inner[0]}::{node_text(name, source)}", inner[1]
+    return f"{inner[0]}::{source[name.start_byte : name.end_byte].decode('utf-8', 'replace')}", inner[1]
 
 
 def _dedup(items: list[str]) -> tuple[str, ...]:
@@ -479,6 +480,25 @@ _SCAN_QUERY_SOURCE = REFERENCE_PATTERNS + """
 (body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
 (ERROR) @error
 """
+# The scan's query for a file without syntax errors: only the patterns whose nodes are many
+# (constants, calls on constants, declarations). Each pattern costs a query ~4% of a parse however
+# little it matches, and the receiver-less `include`/`require`-family calls and the visibility
+# words and calls are few and spelled by known bytes: `_spelled_scan_captures` finds them by a
+# lookup of the leaf at each spelling. A file with syntax errors (error recovery, missing nodes)
+# takes the whole query: there the query decides.
+_SPELLED_SCAN_QUERY_SOURCE = """
+(constant) @constant
+(scope_resolution) @scope_resolution
+(call method: (constant) @method_constant)
+(call receiver: [(constant) (scope_resolution)]) @constant_call
+(assignment left: [(constant) (scope_resolution)]) @constant_assignment
+[(class) (module)] @namespace
+[(method) (singleton_method) (singleton_class)] @definition
+"""
+# The names of the `@word` and `@visibility_call` patterns, and the words they begin with.
+_VISIBILITY_WORDS = frozenset({"private", "protected", "public", "module_function"})
+_VISIBILITY_CALLS = frozenset({"private", "protected", "public", "private_class_method", "public_class_method"})
+_VISIBILITY_SPELLING = (b"private", b"protected", b"public", b"module_function")
 # Captures whose subtrees the declaration walk (`_Walker`) must enter: everything it records
 # (declarations, visibility words and calls, factories, error recovery).
 _WALKER_CAPTURES = (
@@ -554,9 +574,10 @@ def spelled_receiverless_calls(
 
 
 # Byte spellings of what `REFERENCE_PATTERNS` capture (`spelled_reference_captures`): a constant
-# begins with an uppercase letter (a non-ASCII lead byte too, to be safe), a scope resolution
+# begins with an uppercase letter (a non-ASCII lead byte too, to be safe) right after no letter,
+# digit, `_`, `@` or `$` (a byte that would make it part of the token before), a scope resolution
 # holds `::`, a class or module begins with its keyword, a mixin or require call with its name.
-_CONSTANT_SPELLING = re.compile(rb"[A-Z\xc0-\xff]")
+_CONSTANT_SPELLING = re.compile(rb"(?<![A-Za-z0-9_@$])[A-Z\xc0-\xff]")
 _SCOPE_SPELLING = (b"::",)
 # Plain words are looked for with `bytes.find` (a regex alternation scans ~10x slower).
 _NAMESPACE_SPELLING = (b"class", b"module")
@@ -583,6 +604,49 @@ def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes] | tup
         if leaf is not None and leaf.start_byte == start:
             found.append(leaf)
     return found
+
+
+def _spelled_special_calls(root: Node, source: bytes) -> list[Node]:
+    """The receiver-less `include`/`extend`/`prepend`/`require`-family calls (the `@special`
+    pattern), found at the spellings of their names (a tree without syntax errors)."""
+    found: list[Node] = []
+    for leaf in _spelled_leaves(root, source, _SPECIAL_SPELLING):
+        call = leaf.parent
+        if (
+            leaf.type == "identifier"
+            and call is not None
+            and call.type == "call"
+            and source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace") in _SPECIAL_CALLS
+            and call.child_by_field_name("receiver") is None
+            and call.child_by_field_name("method") == leaf
+        ):
+            found.append(call)
+    return found
+
+
+def _spelled_scan_captures(root: Node, source: bytes) -> dict[str, list[Node]]:
+    """The captures of the `_SCAN_QUERY_SOURCE` patterns `_SPELLED_SCAN_QUERY_SOURCE` leaves out,
+    for a tree without syntax errors (no `@error` then): the leaf at each byte spelling of a
+    captured name, checked against the pattern around it."""
+    special = _spelled_special_calls(root, source)
+    words: list[Node] = []
+    calls: list[Node] = []
+    for leaf in _spelled_leaves(root, source, _VISIBILITY_SPELLING):
+        parent = leaf.parent
+        if leaf.type != "identifier" or parent is None:
+            continue
+        name = source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace")
+        if parent.type == "body_statement":
+            if name in _VISIBILITY_WORDS:
+                words.append(leaf)
+        elif (
+            parent.type == "call"
+            and name in _VISIBILITY_CALLS
+            and parent.child_by_field_name("receiver") is None
+            and parent.child_by_field_name("method") == leaf
+        ):
+            calls.append(parent)
+    return {"special": special, "visibility_call": calls, "word": words}
 
 
 def spelled_reference_captures(root: Node, source: bytes) -> dict[str, list[Node]] | None:
@@ -619,17 +683,7 @@ def spelled_reference_captures(root: Node, source: bytes) -> dict[str, list[Node
                 captures["constant_call"].append(parent)
         elif parent.type == "assignment" and parent.child_by_field_name("left") == node:
             captures["constant_assignment"].append(parent)
-    for leaf in _spelled_leaves(root, source, _SPECIAL_SPELLING):
-        call = leaf.parent
-        if (
-            leaf.type == "identifier"
-            and call is not None
-            and call.type == "call"
-            and source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace") in _SPECIAL_CALLS
-            and call.child_by_field_name("receiver") is None
-            and call.child_by_field_name("method") == leaf
-        ):
-            captures["special"].append(call)
+    captures["special"] = _spelled_special_calls(root, source)
     for leaf in _spelled_leaves(root, source, _NAMESPACE_SPELLING):
         namespace = leaf.parent
         if leaf.type in ("class", "module") and namespace is not None and namespace.type == leaf.type:
@@ -665,7 +719,10 @@ class RubyScan:
         another way: `spelled_reference_captures`)."""
         self.source = source
         self.file_path = file_path
-        if captures is None:
+        if captures is None and query is None and not root.has_error:
+            captures = QueryCursor(scan_query(_SPELLED_SCAN_QUERY_SOURCE)).captures(root)
+            captures.update(_spelled_scan_captures(root, source))
+        elif captures is None:
             captures = QueryCursor(query or scan_query()).captures(root)
         self.captures = captures
         marks = [n.start_byte for name in _WALKER_CAPTURES for n in captures.get(name, ())]
