@@ -459,46 +459,36 @@ def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency,
 # walk which subtrees can hold anything it records (the rest it skips).
 
 # What the references need (the whole scan of a template's Ruby, `erb.py`).
-REFERENCE_PATTERNS = """
+_REFERENCE_NODE_PATTERNS = """
 (constant) @constant
 (scope_resolution) @scope_resolution
 (call method: (constant) @method_constant)
 (call receiver: [(constant) (scope_resolution)]) @constant_call
-(call !receiver method: (identifier) @_special_name
-  (#any-of? @_special_name "include" "extend" "prepend" "require" "require_relative" "require_dependency")) @special
 (assignment left: [(constant) (scope_resolution)]) @constant_assignment
 [(class) (module)] @namespace
+"""
+REFERENCE_PATTERNS = _REFERENCE_NODE_PATTERNS + """
+(call !receiver method: (identifier) @_special_name
+  (#any-of? @_special_name "include" "extend" "prepend" "require" "require_relative" "require_dependency")) @special
 """
 # Plus what a Ruby file's declaration walk and file-level requires need. Receiver-less calls
 # need no pattern: the walk records them only where `_is_class_level` holds, in statements of
 # a class/module body (which it visits all of) or of a `DSL_BLOCKS` block (which it enters
 # itself, `_Walker._dsl_block`; a query pattern reaching into blocks costs more than it saves).
-_SCAN_QUERY_SOURCE = REFERENCE_PATTERNS + """
+# Every pattern costs a query's traversal a few percent of a parse however little it matches, so
+# the `@special` calls and the visibility calls (`private :x`) share one pattern, `@receiverless`,
+# which `_split_receiverless` divides by name.
+_SCAN_QUERY_SOURCE = _REFERENCE_NODE_PATTERNS + """
 [(method) (singleton_method) (singleton_class)] @definition
-(call !receiver method: (identifier) @_visibility_name
-  (#any-of? @_visibility_name "private" "protected" "public" "private_class_method" "public_class_method")) @visibility_call
+(call !receiver method: (identifier) @_receiverless_name
+  (#any-of? @_receiverless_name "include" "extend" "prepend" "require" "require_relative" "require_dependency"
+    "private" "protected" "public" "private_class_method" "public_class_method")) @receiverless
 (body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
 (ERROR) @error
 """
-# The scan's query for a file without syntax errors: only the patterns whose nodes are many
-# (constants, calls on constants, declarations). Each pattern costs a query ~4% of a parse however
-# little it matches, and the receiver-less `include`/`require`-family calls and the visibility
-# words and calls are few and spelled by known bytes: `_spelled_scan_captures` finds them by a
-# lookup of the leaf at each spelling. A file with syntax errors (error recovery, missing nodes)
-# takes the whole query: there the query decides.
-_SPELLED_SCAN_QUERY_SOURCE = """
-(constant) @constant
-(scope_resolution) @scope_resolution
-(call method: (constant) @method_constant)
-(call receiver: [(constant) (scope_resolution)]) @constant_call
-(assignment left: [(constant) (scope_resolution)]) @constant_assignment
-[(class) (module)] @namespace
-[(method) (singleton_method) (singleton_class)] @definition
-"""
-# The names of the `@word` and `@visibility_call` patterns, and the words they begin with.
-_VISIBILITY_WORDS = frozenset({"private", "protected", "public", "module_function"})
-_VISIBILITY_CALLS = frozenset({"private", "protected", "public", "private_class_method", "public_class_method"})
-_VISIBILITY_SPELLING = (b"private", b"protected", b"public", b"module_function")
+# The calls of `@receiverless` that are `@special` (`REFERENCE_PATTERNS`); the others are the
+# visibility calls (`@visibility_call`).
+_SPECIAL_CALLS = frozenset(MIXIN_VIAS) | REQUIRE_CALLS
 # Captures whose subtrees the declaration walk (`_Walker`) must enter: everything it records
 # (declarations, visibility words and calls, factories, error recovery).
 _WALKER_CAPTURES = (
@@ -582,7 +572,6 @@ _SCOPE_SPELLING = (b"::",)
 # Plain words are looked for with `bytes.find` (a regex alternation scans ~10x slower).
 _NAMESPACE_SPELLING = (b"class", b"module")
 _SPECIAL_SPELLING = (b"include", b"extend", b"prepend", b"require")
-_SPECIAL_CALLS = frozenset(MIXIN_VIAS) | REQUIRE_CALLS
 
 
 def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes] | tuple[bytes, ...]) -> list[Node]:
@@ -622,31 +611,6 @@ def _spelled_special_calls(root: Node, source: bytes) -> list[Node]:
         ):
             found.append(call)
     return found
-
-
-def _spelled_scan_captures(root: Node, source: bytes) -> dict[str, list[Node]]:
-    """The captures of the `_SCAN_QUERY_SOURCE` patterns `_SPELLED_SCAN_QUERY_SOURCE` leaves out,
-    for a tree without syntax errors (no `@error` then): the leaf at each byte spelling of a
-    captured name, checked against the pattern around it."""
-    special = _spelled_special_calls(root, source)
-    words: list[Node] = []
-    calls: list[Node] = []
-    for leaf in _spelled_leaves(root, source, _VISIBILITY_SPELLING):
-        parent = leaf.parent
-        if leaf.type != "identifier" or parent is None:
-            continue
-        name = source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace")
-        if parent.type == "body_statement":
-            if name in _VISIBILITY_WORDS:
-                words.append(leaf)
-        elif (
-            parent.type == "call"
-            and name in _VISIBILITY_CALLS
-            and parent.child_by_field_name("receiver") is None
-            and parent.child_by_field_name("method") == leaf
-        ):
-            calls.append(parent)
-    return {"special": special, "visibility_call": calls, "word": words}
 
 
 def spelled_reference_captures(root: Node, source: bytes) -> dict[str, list[Node]] | None:
@@ -691,6 +655,19 @@ def spelled_reference_captures(root: Node, source: bytes) -> dict[str, list[Node
     return captures
 
 
+def _split_receiverless(captures: dict[str, list[Node]], source: bytes) -> None:
+    """`@receiverless` (`_SCAN_QUERY_SOURCE`) as the captures of the two patterns it stands for:
+    `@special` (`include`/`extend`/`prepend`/`require`-family) and `@visibility_call`."""
+    special: list[Node] = []
+    visibility: list[Node] = []
+    for call in captures.pop("receiverless"):
+        method = call.child_by_field_name("method")
+        name = source[method.start_byte : method.end_byte].decode("utf-8", "replace") if method is not None else ""
+        (special if name in _SPECIAL_CALLS else visibility).append(call)
+    captures["special"] = special
+    captures["visibility_call"] = visibility
+
+
 class _Open(NamedTuple):
     """A node of the sweep whose subtree is still being read (the innermost is on top)."""
 
@@ -719,11 +696,10 @@ class RubyScan:
         another way: `spelled_reference_captures`)."""
         self.source = source
         self.file_path = file_path
-        if captures is None and query is None and not root.has_error:
-            captures = QueryCursor(scan_query(_SPELLED_SCAN_QUERY_SOURCE)).captures(root)
-            captures.update(_spelled_scan_captures(root, source))
-        elif captures is None:
+        if captures is None:
             captures = QueryCursor(query or scan_query()).captures(root)
+        if "receiverless" in captures:  # the Ruby file query: one pattern for two kinds of calls
+            _split_receiverless(captures, source)
         self.captures = captures
         marks = [n.start_byte for name in _WALKER_CAPTURES for n in captures.get(name, ())]
         marks.sort()
