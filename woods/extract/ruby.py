@@ -85,7 +85,7 @@ _COMMENT_QUERY_SOURCE = "(comment) @comment"
 _COMMENT_MARKER = re.compile(r"^#+ ?")
 
 
-@dataclass
+@dataclass(slots=True)
 class UnitDraft:
     """A unit under construction: the walk fills it, `rails.py` may retype and enrich it.
 
@@ -103,7 +103,7 @@ class UnitDraft:
     parent: str | None
     signature: str
     docstring: str | None
-    body: Node | None = None
+    body: Node | None = None  # a class or module body (a method's references are read from its node)
     superclass: str | None = None  # the superclass constant path as written (no leading ::)
     superclass_lookup: tuple[str, ...] = ()
     singleton: bool = False
@@ -567,7 +567,7 @@ def spelled_receiverless_calls(
 # begins with an uppercase letter (a non-ASCII lead byte too, to be safe) right after no letter,
 # digit, `_`, `@` or `$` (a byte that would make it part of the token before), a scope resolution
 # holds `::`, a class or module begins with its keyword, a mixin or require call with its name.
-_CONSTANT_SPELLING = re.compile(rb"(?<![A-Za-z0-9_@$])[A-Z\xc0-\xff]")
+_CONSTANT_SPELLING = re.compile(rb"[A-Z\xc0-\xff](?<![A-Za-z0-9_@$].)")  # the lookbehind after the class: ~2x faster
 _SCOPE_SPELLING = (b"::",)
 # Plain words are looked for with `bytes.find` (a regex alternation scans ~10x slower).
 _NAMESPACE_SPELLING = (b"class", b"module")
@@ -721,6 +721,7 @@ class RubyScan:
 
     def _sweep(self, captures: dict[str, list[Node]]) -> None:
         items: list[tuple[int, int, int, int, Node]] = []
+        append = items.append
         for order, name in enumerate(
             ("namespace", "definition", "constant_assignment", "constant_call", "special", "scope_resolution", "constant")
         ):
@@ -729,21 +730,26 @@ class RubyScan:
                 if start == end:
                     self.exact = False  # zero-width (missing) nodes: ranges cannot place them
                     return
-                items.append((start, -end, order, len(items), node))
+                append((start, -end, order, len(items), node))
         items.sort()  # pre-order: by start, the enclosing node first (the index breaks no real tie)
         method_constants = {n.start_byte for n in captures.get("method_constant", ())}
         source, events, reach_of = self.source, self.events, self.reach
         parent = _Open(len(source) + 1, True, True, -1, _ALL)
         stack: list[_Open] = [parent]
-        last_position = -1
         for start, negative_end, order, _index, node in items:
             if parent.end <= start:
                 stack.pop()
                 while stack[-1].end <= start:
                     stack.pop()
                 parent = stack[-1]
+            reach = parent.reach
             kept = parent.kept
-            reach = parent.reach and (kept is None or any(low <= start < high for low, high in kept))
+            if reach and kept is not None:
+                reach = False
+                for low, high in kept:
+                    if low <= start < high:
+                        reach = True
+                        break
             if order == 6:  # a constant: a leaf, nothing below it to place
                 if reach and start not in method_constants:
                     name = source[start:-negative_end].decode("utf-8", "replace")
@@ -753,8 +759,9 @@ class RubyScan:
             namespace = parent.namespace
             end = -negative_end
             if order == 5:  # scope_resolution
-                resolved = constant_path(node, source)
-                if reach and resolved is not None:
+                # Below a node the walk does not reach nothing is reached: no need to resolve.
+                resolved = constant_path(node, source) if reach else None
+                if resolved is not None:
                     events.append((start, namespace, _CONSTANT, resolved))
                 parent = _Open(end, reach, top, namespace, _ALL if resolved is None else _NONE)
             elif order == 0:  # class / module: references below belong to its units
@@ -769,17 +776,19 @@ class RubyScan:
                 kept = ((right.start_byte, right.end_byte),) if right is not None else _NONE
                 parent = _Open(end, reach, top, namespace, kept)
             elif order == 3:  # `Const.method(…)`
-                parent = self._constant_call(node, start, end, reach, top, namespace)
+                if reach:
+                    parent = self._constant_call(node, start, end, reach, top, namespace)
+                else:  # nothing below is reached either: its parts need not be told apart
+                    parent = _Open(end, reach, top, namespace, _NONE)
             else:
                 parent = self._special(node, start, end, reach, top, namespace)
             stack.append(parent)
-        events.sort(key=lambda event: event[0])
-        for position, *_rest in events:
-            if position <= last_position:
-                self.exact = False  # two references at one byte: keep the walk's own order
-                return
-            last_position = position
-            self.positions.append(position)
+        events.sort(key=_first)
+        positions = [event[0] for event in events]
+        if len(set(positions)) != len(positions):
+            self.exact = False  # two references at one byte: keep the walk's own order
+            return
+        self.positions = positions
 
     def _constant_call(self, node: Node, start: int, end: int, reach: bool, top: bool, namespace: int) -> _Open:
         receiver = node.child_by_field_name("receiver")
@@ -832,7 +841,16 @@ class RubyScan:
         of a class factory, or the file's root node."""
         if not self.exact:
             return None
-        start, end = root.start_byte, root.end_byte
+        return self._references(root.start_byte, root.end_byte, nesting)
+
+    def method_references(self, method: Node, nesting: tuple[str, ...]) -> list[tuple[int, Dependency]] | None:
+        """`references(method, nesting)` when the scan `reaches` the method, else None."""
+        start, end = method.start_byte, method.end_byte
+        if not self.exact or not self.reach.get((start, end), False):
+            return None
+        return self._references(start, end, nesting)
+
+    def _references(self, start: int, end: int, nesting: tuple[str, ...]) -> list[tuple[int, Dependency]]:
         low = bisect_left(self.positions, start)
         high = bisect_left(self.positions, end)
         found: list[tuple[int, Dependency]] = []
@@ -850,6 +868,10 @@ class RubyScan:
         """Whether the reference walk from the file's root gets to `node` (a captured class,
         module, method or constant assignment); a unit root it does not reach is walked plainly."""
         return self.exact and self.reach.get((node.start_byte, node.end_byte), False)
+
+
+def _first(event: tuple[int, int, int, tuple[object, ...]]) -> int:
+    return event[0]
 
 
 def _plain_call(method: Node | None, end: int, reach: bool, top: bool, namespace: int) -> _Open:
@@ -1241,15 +1263,16 @@ class _Walker:
         return [(block, inner)] if block is not None else []
 
     def _visit_method(self, node: Node, scope: _Scope) -> None:
+        source = self.source
         name_node = node.child_by_field_name("name")
-        name = node_text(name_node, self.source)
+        name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace") if name_node is not None else ""
         singleton = scope.singleton
         owner = scope.owner
         owner_spelling = owner.identifier if owner is not None else None
         if node.type == "singleton_method":
             obj = node.child_by_field_name("object")
             singleton = True
-            resolved = constant_path(obj, self.source)
+            resolved = constant_path(obj, source)
             if resolved is not None and (owner is None or resolved[0] not in (owner.name, owner.identifier)):
                 owner_spelling = resolved[0]
         params = node.child_by_field_name("parameters")
@@ -1257,24 +1280,25 @@ class _Walker:
         identifier = f"{owner_spelling}{separator}{name}" if owner_spelling else f"{self.file_path}#{name}"
         visibility = scope.visibility[0]
         draft = UnitDraft(
-            identifier=identifier,
-            type="method",
-            kind="method",
-            name=name,
-            node=node,
-            nesting=owner.nesting if owner is not None else scope.nesting,
-            namespace=owner.identifier if owner is not None else None,
-            parent=owner.identifier if owner is not None else None,
-            signature=signature_of(node, self.source, params or name_node),
-            docstring=self._docstring(node),
-            body=node.child_by_field_name("body"),
+            identifier,
+            "method",
+            "method",
+            name,
+            node,
+            owner.nesting if owner is not None else scope.nesting,
+            owner.identifier if owner is not None else None,
+            owner.identifier if owner is not None else None,
+            signature_of(node, source, params or name_node),
+            self._docstring(node),
             singleton=singleton,
             visibility=visibility,
             owner=owner,
         )
-        draft.metadata["visibility"] = visibility
-        draft.metadata["scope"] = "class" if singleton else "instance"
-        draft.metadata["parameters"] = parameter_names(params, self.source)
+        draft.metadata = {
+            "visibility": visibility,
+            "scope": "class" if singleton else "instance",
+            "parameters": parameter_names(params, source),
+        }
         if owner is None:
             draft.metadata["owner"] = "Object"
         else:
@@ -1308,14 +1332,15 @@ def parameter_names(params: Node | None, source: bytes) -> list[str]:
     names: list[str] = []
     sigils = _PARAMETER_SIGILS
     for child in params.named_children:
-        if child.type == "identifier":
-            names.append(node_text(child, source))
+        kind = child.type
+        if kind == "identifier":
+            names.append(source[child.start_byte : child.end_byte].decode("utf-8", "replace"))
             continue
-        inner = child.child_by_field_name("name")
-        label = node_text(inner, source) if inner is not None else node_text(child, source)
-        if child.type == "keyword_parameter":
+        inner = child.child_by_field_name("name") or child
+        label = source[inner.start_byte : inner.end_byte].decode("utf-8", "replace")
+        if kind == "keyword_parameter":
             label += ":"
-        names.append(sigils.get(child.type, "") + label)
+        names.append(sigils.get(kind, "") + label)
     return names
 
 
@@ -1329,7 +1354,7 @@ def _finish_dependencies(walked: RubyFile) -> None:
     if scan is not None:  # every unit's references from the one scan (roots it reaches)
         for draft in walked.drafts:
             if draft.kind == "method":
-                found = scan.references(draft.node, draft.nesting) if scan.reaches(draft.node) else None
+                found = scan.method_references(draft.node, draft.nesting)
                 draft.deps.extend(found if found is not None else collect_references(draft.node, source, draft.nesting, path))
         for draft in walked.drafts:
             if draft.kind != "method" and draft.body is not None:
@@ -1491,13 +1516,14 @@ def assemble(
 ) -> FileExtraction:
     """The file's units from its walk (namespace wrappers dropped, file requires on top-level units)
     plus units a layer on top added (`extra_units`, e.g. Rails routes), outermost first."""
-    wrappers = {d.identifier: d.parent for d in walked.drafts if is_namespace_wrapper(d)}
+    kept = [d for d in walked.drafts if d.kind == "method" or not is_namespace_wrapper(d)]
+    wrappers = {d.identifier: d.parent for d in walked.drafts if d.kind != "method" and is_namespace_wrapper(d)}
     file_requires = tuple(dep for _byte, dep in sorted(walked.file_requires, key=lambda item: item[0]))
-    units = [
-        _reparent(draft_to_unit(d, walked.file_path, walked.source), wrappers, file_requires)
-        for d in walked.drafts
-        if not is_namespace_wrapper(d)
-    ] + list(extra_units)
+    path, source = walked.file_path, walked.source
+    units = [draft_to_unit(d, path, source) for d in kept]
+    if wrappers:
+        units = [_reparent(unit, wrappers, file_requires) for unit in units]
+    units.extend(extra_units)
     units.sort(key=unit_order)
     return FileExtraction(
         file_path=walked.file_path,
