@@ -38,7 +38,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -720,10 +720,14 @@ class RubyScan:
         return index < len(marks) and marks[index] < node.end_byte
 
     def _sweep(self, captures: dict[str, list[Node]]) -> None:
+        """Place every captured node the way the reference walk meets it. The nodes with parts
+        (declarations, calls, scope resolutions …) are swept in pre-order with a stack of the open
+        ones; each leaf constant is placed afterwards by two bisections: the parts of reached nodes
+        the walk skips (`closed`, disjoint ranges) and the innermost class or module around it."""
         items: list[tuple[int, int, int, int, Node]] = []
         append = items.append
         for order, name in enumerate(
-            ("namespace", "definition", "constant_assignment", "constant_call", "special", "scope_resolution", "constant")
+            ("namespace", "definition", "constant_assignment", "constant_call", "special", "scope_resolution")
         ):
             for node in captures.get(name, ()):
                 start, end = node.start_byte, node.end_byte
@@ -731,11 +735,18 @@ class RubyScan:
                     self.exact = False  # zero-width (missing) nodes: ranges cannot place them
                     return
                 append((start, -end, order, len(items), node))
+        constants: list[tuple[int, int]] = []
+        for node in captures.get("constant", ()):
+            start, end = node.start_byte, node.end_byte
+            if start == end:
+                self.exact = False
+                return
+            constants.append((start, end))
         items.sort()  # pre-order: by start, the enclosing node first (the index breaks no real tie)
-        method_constants = {n.start_byte for n in captures.get("method_constant", ())}
         source, events, reach_of = self.source, self.events, self.reach
         parent = _Open(len(source) + 1, True, True, -1, _ALL)
         stack: list[_Open] = [parent]
+        closed: list[tuple[int, int]] = []  # what reached nodes keep the walk out of
         for start, negative_end, order, _index, node in items:
             if parent.end <= start:
                 stack.pop()
@@ -750,11 +761,6 @@ class RubyScan:
                     if low <= start < high:
                         reach = True
                         break
-            if order == 6:  # a constant: a leaf, nothing below it to place
-                if reach and start not in method_constants:
-                    name = source[start:-negative_end].decode("utf-8", "replace")
-                    events.append((start, parent.namespace, _CONSTANT, (name, False)))
-                continue
             top = parent.top
             namespace = parent.namespace
             end = -negative_end
@@ -783,12 +789,56 @@ class RubyScan:
             else:
                 parent = self._special(node, start, end, reach, top, namespace)
             stack.append(parent)
+            kept = parent.kept
+            if reach and kept is not None:  # kept ranges: in order, disjoint, children of the node
+                low = start
+                for begin, finish in kept:
+                    if begin > low:
+                        closed.append((low, begin))
+                    low = max(low, finish)
+                if low < end:
+                    closed.append((low, end))
+        if constants:
+            self._place_constants(constants, captures, closed)
         events.sort(key=_first)
         positions = [event[0] for event in events]
         if len(set(positions)) != len(positions):
             self.exact = False  # two references at one byte: keep the walk's own order
             return
         self.positions = positions
+
+    def _place_constants(
+        self, constants: list[tuple[int, int]], captures: dict[str, list[Node]], closed: list[tuple[int, int]]
+    ) -> None:
+        """The events of the leaf constants the walk reaches (`_sweep`): a constant is reached
+        unless a reached node keeps the walk out of where it starts (`closed`; a node the walk
+        does not reach lies in such a range itself), and it is not a call's method name."""
+        closed.sort()
+        closed_starts = [low for low, _high in closed]
+        # Where each innermost class or module begins (-1: none), from the boundaries on.
+        bounds, owners = [0], [-1]
+        open_namespaces: list[tuple[int, int]] = []  # (end, start), the innermost last
+        for node in sorted(captures.get("namespace", ()), key=_span_order):
+            start, end = node.start_byte, node.end_byte
+            while open_namespaces and open_namespaces[-1][0] <= start:
+                bounds.append(open_namespaces.pop()[0])
+                owners.append(open_namespaces[-1][1] if open_namespaces else -1)
+            open_namespaces.append((end, start))
+            bounds.append(start)
+            owners.append(start)
+        while open_namespaces:
+            bounds.append(open_namespaces.pop()[0])
+            owners.append(open_namespaces[-1][1] if open_namespaces else -1)
+        method_constants = {n.start_byte for n in captures.get("method_constant", ())}
+        source, events = self.source, self.events
+        for start, end in constants:
+            index = bisect_right(closed_starts, start) - 1
+            if index >= 0 and start < closed[index][1]:
+                continue
+            if start in method_constants:
+                continue
+            name = source[start:end].decode("utf-8", "replace")
+            events.append((start, owners[bisect_right(bounds, start) - 1], _CONSTANT, (name, False)))
 
     def _constant_call(self, node: Node, start: int, end: int, reach: bool, top: bool, namespace: int) -> _Open:
         receiver = node.child_by_field_name("receiver")
@@ -872,6 +922,11 @@ class RubyScan:
 
 def _first(event: tuple[int, int, int, tuple[object, ...]]) -> int:
     return event[0]
+
+
+def _span_order(node: Node) -> tuple[int, int]:
+    """Pre-order of nodes: by start, the enclosing one first."""
+    return node.start_byte, -node.end_byte
 
 
 def _plain_call(method: Node | None, end: int, reach: bool, top: bool, namespace: int) -> _Open:
