@@ -324,7 +324,8 @@ def calls_lookup(path: str, absolute: bool, method: str, nesting: tuple[str, ...
         instance = method  # mailer actions are instance methods called on the class
     if instance is not None:
         spellings += [f"{c}#{instance}" for c in classes]
-    return _dedup(spellings + list(classes))
+    # Distinct already: `classes` are, and a constant path holds neither `.` nor `#`.
+    return (*spellings, *classes)
 
 
 def require_lookup(kind: str, required: str, file_path: str) -> tuple[str, ...]:
@@ -852,11 +853,14 @@ class RubyScan:
         if reach:
             name = node_text(method, self.source)
             self.events.append((receiver.start_byte, namespace, _CALLS, (*resolved, name)))
-        kept = tuple(
-            (child.start_byte, child.end_byte)
-            for child in (node.child_by_field_name("arguments"), node.child_by_field_name("block"))
-            if child is not None
-        )
+        arguments = node.child_by_field_name("arguments")
+        block = node.child_by_field_name("block")
+        if arguments is None:
+            kept = ((block.start_byte, block.end_byte),) if block is not None else _NONE
+        elif block is None:
+            kept = ((arguments.start_byte, arguments.end_byte),)
+        else:
+            kept = ((arguments.start_byte, arguments.end_byte), (block.start_byte, block.end_byte))
         return _Open(end, reach, top, namespace, kept)
 
     def _special(self, node: Node, start: int, end: int, reach: bool, top: bool, namespace: int) -> _Open:
