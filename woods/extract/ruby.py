@@ -82,7 +82,6 @@ _MAGIC_COMMENT = re.compile(
     r"^#\s*(-\*-.*-\*-|frozen_string_literal:|encoding:|coding:|warn_indent:|typed:|rubocop:|shareable_constant_value:|!)"
 )
 _COMMENT_QUERY_SOURCE = "(comment) @comment"
-_COMMENT_MARKER = re.compile(r"^#+ ?")
 
 
 @dataclass(slots=True)
@@ -442,6 +441,8 @@ def _position(item: tuple[int, Dependency]) -> int:
 
 def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency, ...]:
     """First occurrence of each (target, via), ordered by source position (stable)."""
+    if len(items) < 2:  # most methods: nothing to order or drop
+        return (items[0][1],) if items else ()
     ordered = sorted(items, key=_position)  # a stable sort: ties keep their order
     seen: set[tuple[str, str]] = set()
     result: list[Dependency] = []
@@ -1039,6 +1040,15 @@ class CommentLines:
         return found
 
 
+def _unmarked(line: str) -> str:
+    """The line without its comment marker (`^#+ ?`: the leading `#`s and one space after them),
+    cut without a regex."""
+    body = line.lstrip("#")
+    if len(body) != len(line) and body[:1] == " ":
+        return body[1:]
+    return body
+
+
 def docstring_above(row: int, comments: dict[int, str] | CommentLines) -> str | None:
     """The contiguous `#` block ending on the line above `row`, markers stripped; magic comments dropped."""
     lines: list[str] = []
@@ -1054,7 +1064,7 @@ def docstring_above(row: int, comments: dict[int, str] | CommentLines) -> str | 
     cleaned = [line for line in lines if not _MAGIC_COMMENT.match(line)]
     if not cleaned:
         return None
-    stripped = [_COMMENT_MARKER.sub("", line).rstrip() for line in cleaned]
+    stripped = [_unmarked(line).rstrip() for line in cleaned]
     return "\n".join(stripped).strip("\n") or None
 
 
