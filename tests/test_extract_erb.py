@@ -108,3 +108,15 @@ def test_broken_template_and_invalid_utf8_do_not_raise():
     assert unit.line_end == 3
     empty = erb.extract("app/views/x/empty.html.erb", b"")
     assert empty.units[0].line_start == empty.units[0].line_end == 1
+
+
+def test_empty_directives_hold_no_code():
+    """`<%=%>` and `<% %>` in a template without syntax errors: no code to copy, the rest still read."""
+    source = b"<%=%><% %><%= render 'row' %>\n<%= @user.name %>\n"
+    template = base.parse("embedded_template", source)
+    assert not template.root_node.has_error
+    code, _root = erb.ruby_view(source, template.root_node)
+    assert len(code) == len(source) and code.split() == [b";", b"render", b"'row'", b";", b"@user.name", b";"]
+    unit = erb.extract("app/views/users/show.html.erb", source).units[0]
+    assert unit.dependencies[0].target == "app/views/users/_row.html.erb"
+    assert unit.metadata["instance_variables"] == ["@user"]

@@ -45,6 +45,12 @@ SNIPPETS = {
         "  module_function\n  def self.c; C1; end\nend\n"
     ),
     "syntax_error": "class Broken < Base\n  def ok; Fine::Ref; end\n  def bad(\n    Other::Ref\nend\nmodule Lost\n  X::Y\n",
+    "spellings": (
+        "class S\n  include Comparable unless x.include?(y)\n  self.private = :private\n  def is_private; public?; end\n"
+        "  private_class_method def self.p; end\n  protected if x\n  protected\n  public_class_method :p\n  require_relative 'r'\n"
+        "  obj.require 'x'\n  extend\n  \"private public\" # protected module_function\n  module_function :f\n  module_function\n"
+        "  def private; prepend(M) end\n  A1 = _B + c9D + @E + $F + @@G + ?H + 0xFF + ::I\nend\n"
+    ),
     "calls": "Foo.bar(Baz.qux, &Blk)\nFoo::Bar.new.call(Zed)\nJob.perform_later(Arg)\nUserMailer.welcome(U).deliver_later\n",
 }
 
@@ -207,3 +213,25 @@ def test_spelled_reference_captures_equal_the_query(path: str, data: bytes) -> N
     queried = QueryCursor(ruby.scan_query(ruby.REFERENCE_PATTERNS)).captures(root)
     for name in set(spelled) | {name for name in queried if not name.startswith("_")}:
         assert sorted(n.id for n in spelled.get(name, [])) == sorted(n.id for n in queried.get(name, [])), name
+
+
+# The scan's query with one pattern per kind of node (`_SCAN_QUERY_SOURCE` merges two of them).
+_SEPARATE_SCAN_PATTERNS = ruby.REFERENCE_PATTERNS + """
+[(method) (singleton_method) (singleton_class)] @definition
+(call !receiver method: (identifier) @_visibility_name
+  (#any-of? @_visibility_name "private" "protected" "public" "private_class_method" "public_class_method")) @visibility_call
+(body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
+(ERROR) @error
+"""
+
+
+@pytest.mark.parametrize(("path", "data"), CASES, ids=[path for path, _data in CASES])
+def test_scan_captures_equal_the_separate_patterns(path: str, data: bytes) -> None:
+    """The merged `@receiverless` pattern, split by name, captures what `@special` and
+    `@visibility_call` capture."""
+    root = base.parse("ruby", data).root_node
+    scanned = ruby.RubyScan(root, data, path).captures
+    queried = QueryCursor(ruby.scan_query(_SEPARATE_SCAN_PATTERNS)).captures(root)
+    names = {name for name in queried if not name.startswith("_")} | {n for n in scanned if not n.startswith("_")}
+    for name in names:
+        assert sorted(n.id for n in scanned.get(name, [])) == sorted(n.id for n in queried.get(name, [])), name

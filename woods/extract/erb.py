@@ -89,13 +89,14 @@ def _code_nodes(template: Node) -> list[Node]:
     directly; otherwise the query finds directives wherever error recovery put them."""
     if template.has_error:
         return sorted(QueryCursor(_code_query()).captures(template).get("code", []), key=_start_byte)
-    return [
-        code
-        for child in template.children
-        if child.type in _CODE_DIRECTIVES
-        for code in child.named_children
-        if code.type == "code"
-    ]
+    # A directive's one named child, when it has any, is its code (`<%`, code?, `%>`).
+    found: list[Node] = []
+    for child in template.children:
+        if child.type in _CODE_DIRECTIVES and child.named_child_count:  # `<%=%>` has none
+            code = child.named_child(0)
+            if code is not None and code.type == "code":
+                found.append(code)
+    return found
 
 
 # Every byte but a newline becomes a space (what `_NOT_NEWLINE.sub(b" ", …)` does, in one C pass).
@@ -235,12 +236,9 @@ def _singular_partial(ivar: Node, code: bytes) -> str:
 def _route_helpers(identifiers: list[Node], code: bytes) -> list[str]:
     helpers: list[str] = []
     for node in identifiers:
-        if _ROUTE_HELPER.match(
-            code[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        ):
-            name = code[node.start_byte : node.end_byte].decode("utf-8", "replace")
-            if name not in helpers:
-                helpers.append(name)
+        name = code[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        if _ROUTE_HELPER.match(name) and name not in helpers:
+            helpers.append(name)
     return helpers
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -82,10 +82,9 @@ _MAGIC_COMMENT = re.compile(
     r"^#\s*(-\*-.*-\*-|frozen_string_literal:|encoding:|coding:|warn_indent:|typed:|rubocop:|shareable_constant_value:|!)"
 )
 _COMMENT_QUERY_SOURCE = "(comment) @comment"
-_COMMENT_MARKER = re.compile(r"^#+ ?")
 
 
-@dataclass
+@dataclass(slots=True)
 class UnitDraft:
     """A unit under construction: the walk fills it, `rails.py` may retype and enrich it.
 
@@ -103,7 +102,7 @@ class UnitDraft:
     parent: str | None
     signature: str
     docstring: str | None
-    body: Node | None = None
+    body: Node | None = None  # a class or module body (a method's references are read from its node)
     superclass: str | None = None  # the superclass constant path as written (no leading ::)
     superclass_lookup: tuple[str, ...] = ()
     singleton: bool = False
@@ -151,27 +150,31 @@ class RubyFile:
 
 
 def node_text(node: Node | None, source: bytes) -> str:
-    return base.text(node, source)
+    """`base.text`, inlined (the hottest helper of the Ruby passes)."""
+    if node is None:
+        return ""
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def constant_path(node: Node | None, source: bytes) -> tuple[str, bool] | None:
     """(`A::B`, absolute?) for a constant / scope_resolution node; None when the scope is dynamic."""
     if node is None:
         return None
-    if node.type == "constant":
-        return node_text(node, source), False
-    if node.type != "scope_resolution":
+    kind = node.type
+    if kind == "constant":
+        return source[node.start_byte : node.end_byte].decode("utf-8", "replace"), False
+    if kind != "scope_resolution":
         return None
     name = node.child_by_field_name("name")
     if name is None or name.type != "constant":
         return None
     scope = node.child_by_field_name("scope")
     if scope is None:
-        return node_text(name, source), True
+        return source[name.start_byte : name.end_byte].decode("utf-8", "replace"), True
     inner = constant_path(scope, source)
     if inner is None:
         return None
-    return f"{inner[0]}::{node_text(name, source)}", inner[1]
+    return f"{inner[0]}::{source[name.start_byte : name.end_byte].decode('utf-8', 'replace')}", inner[1]
 
 
 def _dedup(items: list[str]) -> tuple[str, ...]:
@@ -186,7 +189,7 @@ def lexical_candidates(path: str, absolute: bool, nesting: tuple[str, ...]) -> t
     authors of such code usually mean `A::Foo`), so the linker still finds the likely target when the
     strictly Ruby spellings do not exist.
     """
-    if absolute:
+    if absolute or not nesting:
         return (path,)
     strict = [f"{entry}::{path}" for entry in nesting] + [path]
     extras: list[str] = []
@@ -320,7 +323,8 @@ def calls_lookup(path: str, absolute: bool, method: str, nesting: tuple[str, ...
         instance = method  # mailer actions are instance methods called on the class
     if instance is not None:
         spellings += [f"{c}#{instance}" for c in classes]
-    return _dedup(spellings + list(classes))
+    # Distinct already: `classes` are, and a constant path holds neither `.` nor `#`.
+    return (*spellings, *classes)
 
 
 def require_lookup(kind: str, required: str, file_path: str) -> tuple[str, ...]:
@@ -437,6 +441,8 @@ def _position(item: tuple[int, Dependency]) -> int:
 
 def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency, ...]:
     """First occurrence of each (target, via), ordered by source position (stable)."""
+    if len(items) < 2:  # most methods: nothing to order or drop
+        return (items[0][1],) if items else ()
     ordered = sorted(items, key=_position)  # a stable sort: ties keep their order
     seen: set[tuple[str, str]] = set()
     result: list[Dependency] = []
@@ -458,27 +464,36 @@ def dedup_dependencies(items: list[tuple[int, Dependency]]) -> tuple[Dependency,
 # walk which subtrees can hold anything it records (the rest it skips).
 
 # What the references need (the whole scan of a template's Ruby, `erb.py`).
-REFERENCE_PATTERNS = """
+_REFERENCE_NODE_PATTERNS = """
 (constant) @constant
 (scope_resolution) @scope_resolution
 (call method: (constant) @method_constant)
 (call receiver: [(constant) (scope_resolution)]) @constant_call
-(call !receiver method: (identifier) @_special_name
-  (#any-of? @_special_name "include" "extend" "prepend" "require" "require_relative" "require_dependency")) @special
 (assignment left: [(constant) (scope_resolution)]) @constant_assignment
 [(class) (module)] @namespace
+"""
+REFERENCE_PATTERNS = _REFERENCE_NODE_PATTERNS + """
+(call !receiver method: (identifier) @_special_name
+  (#any-of? @_special_name "include" "extend" "prepend" "require" "require_relative" "require_dependency")) @special
 """
 # Plus what a Ruby file's declaration walk and file-level requires need. Receiver-less calls
 # need no pattern: the walk records them only where `_is_class_level` holds, in statements of
 # a class/module body (which it visits all of) or of a `DSL_BLOCKS` block (which it enters
 # itself, `_Walker._dsl_block`; a query pattern reaching into blocks costs more than it saves).
-_SCAN_QUERY_SOURCE = REFERENCE_PATTERNS + """
+# Every pattern costs a query's traversal a few percent of a parse however little it matches, so
+# the `@special` calls and the visibility calls (`private :x`) share one pattern, `@receiverless`,
+# which `_split_receiverless` divides by name.
+_SCAN_QUERY_SOURCE = _REFERENCE_NODE_PATTERNS + """
 [(method) (singleton_method) (singleton_class)] @definition
-(call !receiver method: (identifier) @_visibility_name
-  (#any-of? @_visibility_name "private" "protected" "public" "private_class_method" "public_class_method")) @visibility_call
+(call !receiver method: (identifier) @_receiverless_name
+  (#any-of? @_receiverless_name "include" "extend" "prepend" "require" "require_relative" "require_dependency"
+    "private" "protected" "public" "private_class_method" "public_class_method")) @receiverless
 (body_statement (identifier) @word (#any-of? @word "private" "protected" "public" "module_function"))
 (ERROR) @error
 """
+# The calls of `@receiverless` that are `@special` (`REFERENCE_PATTERNS`); the others are the
+# visibility calls (`@visibility_call`).
+_SPECIAL_CALLS = frozenset(MIXIN_VIAS) | REQUIRE_CALLS
 # Captures whose subtrees the declaration walk (`_Walker`) must enter: everything it records
 # (declarations, visibility words and calls, factories, error recovery).
 _WALKER_CAPTURES = (
@@ -554,14 +569,14 @@ def spelled_receiverless_calls(
 
 
 # Byte spellings of what `REFERENCE_PATTERNS` capture (`spelled_reference_captures`): a constant
-# begins with an uppercase letter (a non-ASCII lead byte too, to be safe), a scope resolution
+# begins with an uppercase letter (a non-ASCII lead byte too, to be safe) right after no letter,
+# digit, `_`, `@` or `$` (a byte that would make it part of the token before), a scope resolution
 # holds `::`, a class or module begins with its keyword, a mixin or require call with its name.
-_CONSTANT_SPELLING = re.compile(rb"[A-Z\xc0-\xff]")
+_CONSTANT_SPELLING = re.compile(rb"[A-Z\xc0-\xff](?<![A-Za-z0-9_@$].)")  # the lookbehind after the class: ~2x faster
 _SCOPE_SPELLING = (b"::",)
 # Plain words are looked for with `bytes.find` (a regex alternation scans ~10x slower).
 _NAMESPACE_SPELLING = (b"class", b"module")
 _SPECIAL_SPELLING = (b"include", b"extend", b"prepend", b"require")
-_SPECIAL_CALLS = frozenset(MIXIN_VIAS) | REQUIRE_CALLS
 
 
 def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes] | tuple[bytes, ...]) -> list[Node]:
@@ -582,6 +597,24 @@ def _spelled_leaves(root: Node, source: bytes, spelling: re.Pattern[bytes] | tup
         leaf = root.descendant_for_byte_range(start, end)
         if leaf is not None and leaf.start_byte == start:
             found.append(leaf)
+    return found
+
+
+def _spelled_special_calls(root: Node, source: bytes) -> list[Node]:
+    """The receiver-less `include`/`extend`/`prepend`/`require`-family calls (the `@special`
+    pattern), found at the spellings of their names (a tree without syntax errors)."""
+    found: list[Node] = []
+    for leaf in _spelled_leaves(root, source, _SPECIAL_SPELLING):
+        call = leaf.parent
+        if (
+            leaf.type == "identifier"
+            and call is not None
+            and call.type == "call"
+            and source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace") in _SPECIAL_CALLS
+            and call.child_by_field_name("receiver") is None
+            and call.child_by_field_name("method") == leaf
+        ):
+            found.append(call)
     return found
 
 
@@ -619,22 +652,25 @@ def spelled_reference_captures(root: Node, source: bytes) -> dict[str, list[Node
                 captures["constant_call"].append(parent)
         elif parent.type == "assignment" and parent.child_by_field_name("left") == node:
             captures["constant_assignment"].append(parent)
-    for leaf in _spelled_leaves(root, source, _SPECIAL_SPELLING):
-        call = leaf.parent
-        if (
-            leaf.type == "identifier"
-            and call is not None
-            and call.type == "call"
-            and source[leaf.start_byte : leaf.end_byte].decode("utf-8", "replace") in _SPECIAL_CALLS
-            and call.child_by_field_name("receiver") is None
-            and call.child_by_field_name("method") == leaf
-        ):
-            captures["special"].append(call)
+    captures["special"] = _spelled_special_calls(root, source)
     for leaf in _spelled_leaves(root, source, _NAMESPACE_SPELLING):
         namespace = leaf.parent
         if leaf.type in ("class", "module") and namespace is not None and namespace.type == leaf.type:
             captures["namespace"].append(namespace)
     return captures
+
+
+def _split_receiverless(captures: dict[str, list[Node]], source: bytes) -> None:
+    """`@receiverless` (`_SCAN_QUERY_SOURCE`) as the captures of the two patterns it stands for:
+    `@special` (`include`/`extend`/`prepend`/`require`-family) and `@visibility_call`."""
+    special: list[Node] = []
+    visibility: list[Node] = []
+    for call in captures.pop("receiverless"):
+        method = call.child_by_field_name("method")
+        name = source[method.start_byte : method.end_byte].decode("utf-8", "replace") if method is not None else ""
+        (special if name in _SPECIAL_CALLS else visibility).append(call)
+    captures["special"] = special
+    captures["visibility_call"] = visibility
 
 
 class _Open(NamedTuple):
@@ -667,6 +703,8 @@ class RubyScan:
         self.file_path = file_path
         if captures is None:
             captures = QueryCursor(query or scan_query()).captures(root)
+        if "receiverless" in captures:  # the Ruby file query: one pattern for two kinds of calls
+            _split_receiverless(captures, source)
         self.captures = captures
         marks = [n.start_byte for name in _WALKER_CAPTURES for n in captures.get(name, ())]
         marks.sort()
@@ -687,41 +725,54 @@ class RubyScan:
         return index < len(marks) and marks[index] < node.end_byte
 
     def _sweep(self, captures: dict[str, list[Node]]) -> None:
+        """Place every captured node the way the reference walk meets it. The nodes with parts
+        (declarations, calls, scope resolutions …) are swept in pre-order with a stack of the open
+        ones; each leaf constant is placed afterwards by two bisections: the parts of reached nodes
+        the walk skips (`closed`, disjoint ranges) and the innermost class or module around it."""
         items: list[tuple[int, int, int, int, Node]] = []
+        append = items.append
         for order, name in enumerate(
-            ("namespace", "definition", "constant_assignment", "constant_call", "special", "scope_resolution", "constant")
+            ("namespace", "definition", "constant_assignment", "constant_call", "special", "scope_resolution")
         ):
             for node in captures.get(name, ()):
                 start, end = node.start_byte, node.end_byte
                 if start == end:
                     self.exact = False  # zero-width (missing) nodes: ranges cannot place them
                     return
-                items.append((start, -end, order, len(items), node))
+                append((start, -end, order, len(items), node))
+        constants: list[tuple[int, int]] = []
+        for node in captures.get("constant", ()):
+            start, end = node.start_byte, node.end_byte
+            if start == end:
+                self.exact = False
+                return
+            constants.append((start, end))
         items.sort()  # pre-order: by start, the enclosing node first (the index breaks no real tie)
-        method_constants = {n.start_byte for n in captures.get("method_constant", ())}
         source, events, reach_of = self.source, self.events, self.reach
         parent = _Open(len(source) + 1, True, True, -1, _ALL)
         stack: list[_Open] = [parent]
-        last_position = -1
+        closed: list[tuple[int, int]] = []  # what reached nodes keep the walk out of
         for start, negative_end, order, _index, node in items:
             if parent.end <= start:
                 stack.pop()
                 while stack[-1].end <= start:
                     stack.pop()
                 parent = stack[-1]
+            reach = parent.reach
             kept = parent.kept
-            reach = parent.reach and (kept is None or any(low <= start < high for low, high in kept))
-            if order == 6:  # a constant: a leaf, nothing below it to place
-                if reach and start not in method_constants:
-                    name = source[start:-negative_end].decode("utf-8", "replace")
-                    events.append((start, parent.namespace, _CONSTANT, (name, False)))
-                continue
+            if reach and kept is not None:
+                reach = False
+                for low, high in kept:
+                    if low <= start < high:
+                        reach = True
+                        break
             top = parent.top
             namespace = parent.namespace
             end = -negative_end
             if order == 5:  # scope_resolution
-                resolved = constant_path(node, source)
-                if reach and resolved is not None:
+                # Below a node the walk does not reach nothing is reached: no need to resolve.
+                resolved = constant_path(node, source) if reach else None
+                if resolved is not None:
                     events.append((start, namespace, _CONSTANT, resolved))
                 parent = _Open(end, reach, top, namespace, _ALL if resolved is None else _NONE)
             elif order == 0:  # class / module: references below belong to its units
@@ -736,17 +787,63 @@ class RubyScan:
                 kept = ((right.start_byte, right.end_byte),) if right is not None else _NONE
                 parent = _Open(end, reach, top, namespace, kept)
             elif order == 3:  # `Const.method(…)`
-                parent = self._constant_call(node, start, end, reach, top, namespace)
+                if reach:
+                    parent = self._constant_call(node, start, end, reach, top, namespace)
+                else:  # nothing below is reached either: its parts need not be told apart
+                    parent = _Open(end, reach, top, namespace, _NONE)
             else:
                 parent = self._special(node, start, end, reach, top, namespace)
             stack.append(parent)
-        events.sort(key=lambda event: event[0])
-        for position, *_rest in events:
-            if position <= last_position:
-                self.exact = False  # two references at one byte: keep the walk's own order
-                return
-            last_position = position
-            self.positions.append(position)
+            kept = parent.kept
+            if reach and kept is not None:  # kept ranges: in order, disjoint, children of the node
+                low = start
+                for begin, finish in kept:
+                    if begin > low:
+                        closed.append((low, begin))
+                    low = max(low, finish)
+                if low < end:
+                    closed.append((low, end))
+        if constants:
+            self._place_constants(constants, captures, closed)
+        events.sort(key=_first)
+        positions = [event[0] for event in events]
+        if len(set(positions)) != len(positions):
+            self.exact = False  # two references at one byte: keep the walk's own order
+            return
+        self.positions = positions
+
+    def _place_constants(
+        self, constants: list[tuple[int, int]], captures: dict[str, list[Node]], closed: list[tuple[int, int]]
+    ) -> None:
+        """The events of the leaf constants the walk reaches (`_sweep`): a constant is reached
+        unless a reached node keeps the walk out of where it starts (`closed`; a node the walk
+        does not reach lies in such a range itself), and it is not a call's method name."""
+        closed.sort()
+        closed_starts = [low for low, _high in closed]
+        # Where each innermost class or module begins (-1: none), from the boundaries on.
+        bounds, owners = [0], [-1]
+        open_namespaces: list[tuple[int, int]] = []  # (end, start), the innermost last
+        for node in sorted(captures.get("namespace", ()), key=_span_order):
+            start, end = node.start_byte, node.end_byte
+            while open_namespaces and open_namespaces[-1][0] <= start:
+                bounds.append(open_namespaces.pop()[0])
+                owners.append(open_namespaces[-1][1] if open_namespaces else -1)
+            open_namespaces.append((end, start))
+            bounds.append(start)
+            owners.append(start)
+        while open_namespaces:
+            bounds.append(open_namespaces.pop()[0])
+            owners.append(open_namespaces[-1][1] if open_namespaces else -1)
+        method_constants = {n.start_byte for n in captures.get("method_constant", ())}
+        source, events = self.source, self.events
+        for start, end in constants:
+            index = bisect_right(closed_starts, start) - 1
+            if index >= 0 and start < closed[index][1]:
+                continue
+            if start in method_constants:
+                continue
+            name = source[start:end].decode("utf-8", "replace")
+            events.append((start, owners[bisect_right(bounds, start) - 1], _CONSTANT, (name, False)))
 
     def _constant_call(self, node: Node, start: int, end: int, reach: bool, top: bool, namespace: int) -> _Open:
         receiver = node.child_by_field_name("receiver")
@@ -757,11 +854,14 @@ class RubyScan:
         if reach:
             name = node_text(method, self.source)
             self.events.append((receiver.start_byte, namespace, _CALLS, (*resolved, name)))
-        kept = tuple(
-            (child.start_byte, child.end_byte)
-            for child in (node.child_by_field_name("arguments"), node.child_by_field_name("block"))
-            if child is not None
-        )
+        arguments = node.child_by_field_name("arguments")
+        block = node.child_by_field_name("block")
+        if arguments is None:
+            kept = ((block.start_byte, block.end_byte),) if block is not None else _NONE
+        elif block is None:
+            kept = ((arguments.start_byte, arguments.end_byte),)
+        else:
+            kept = ((arguments.start_byte, arguments.end_byte), (block.start_byte, block.end_byte))
         return _Open(end, reach, top, namespace, kept)
 
     def _special(self, node: Node, start: int, end: int, reach: bool, top: bool, namespace: int) -> _Open:
@@ -799,7 +899,16 @@ class RubyScan:
         of a class factory, or the file's root node."""
         if not self.exact:
             return None
-        start, end = root.start_byte, root.end_byte
+        return self._references(root.start_byte, root.end_byte, nesting)
+
+    def method_references(self, method: Node, nesting: tuple[str, ...]) -> list[tuple[int, Dependency]] | None:
+        """`references(method, nesting)` when the scan `reaches` the method, else None."""
+        start, end = method.start_byte, method.end_byte
+        if not self.exact or not self.reach.get((start, end), False):
+            return None
+        return self._references(start, end, nesting)
+
+    def _references(self, start: int, end: int, nesting: tuple[str, ...]) -> list[tuple[int, Dependency]]:
         low = bisect_left(self.positions, start)
         high = bisect_left(self.positions, end)
         found: list[tuple[int, Dependency]] = []
@@ -817,6 +926,15 @@ class RubyScan:
         """Whether the reference walk from the file's root gets to `node` (a captured class,
         module, method or constant assignment); a unit root it does not reach is walked plainly."""
         return self.exact and self.reach.get((node.start_byte, node.end_byte), False)
+
+
+def _first(event: tuple[int, int, int, tuple[object, ...]]) -> int:
+    return event[0]
+
+
+def _span_order(node: Node) -> tuple[int, int]:
+    """Pre-order of nodes: by start, the enclosing one first."""
+    return node.start_byte, -node.end_byte
 
 
 def _plain_call(method: Node | None, end: int, reach: bool, top: bool, namespace: int) -> _Open:
@@ -922,6 +1040,15 @@ class CommentLines:
         return found
 
 
+def _unmarked(line: str) -> str:
+    """The line without its comment marker (`^#+ ?`: the leading `#`s and one space after them),
+    cut without a regex."""
+    body = line.lstrip("#")
+    if len(body) != len(line) and body[:1] == " ":
+        return body[1:]
+    return body
+
+
 def docstring_above(row: int, comments: dict[int, str] | CommentLines) -> str | None:
     """The contiguous `#` block ending on the line above `row`, markers stripped; magic comments dropped."""
     lines: list[str] = []
@@ -937,7 +1064,7 @@ def docstring_above(row: int, comments: dict[int, str] | CommentLines) -> str | 
     cleaned = [line for line in lines if not _MAGIC_COMMENT.match(line)]
     if not cleaned:
         return None
-    stripped = [_COMMENT_MARKER.sub("", line).rstrip() for line in cleaned]
+    stripped = [_unmarked(line).rstrip() for line in cleaned]
     return "\n".join(stripped).strip("\n") or None
 
 
@@ -962,6 +1089,10 @@ class _Walker:
         scan = self.scan
         if scan is None:
             return [(c, scope) for c in reversed(node.children)]
+        marks = scan.walker_marks
+        index = bisect_left(marks, node.start_byte)
+        if index == len(marks) or marks[index] >= node.end_byte:
+            return []  # nothing below (most statements of a class body): no child list to make
         return [(c, scope) for c in reversed(node.children) if scan.holds_walker_nodes(c)]
 
     def run(self) -> None:
@@ -1208,15 +1339,16 @@ class _Walker:
         return [(block, inner)] if block is not None else []
 
     def _visit_method(self, node: Node, scope: _Scope) -> None:
+        source = self.source
         name_node = node.child_by_field_name("name")
-        name = node_text(name_node, self.source)
+        name = source[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace") if name_node is not None else ""
         singleton = scope.singleton
         owner = scope.owner
         owner_spelling = owner.identifier if owner is not None else None
         if node.type == "singleton_method":
             obj = node.child_by_field_name("object")
             singleton = True
-            resolved = constant_path(obj, self.source)
+            resolved = constant_path(obj, source)
             if resolved is not None and (owner is None or resolved[0] not in (owner.name, owner.identifier)):
                 owner_spelling = resolved[0]
         params = node.child_by_field_name("parameters")
@@ -1224,24 +1356,25 @@ class _Walker:
         identifier = f"{owner_spelling}{separator}{name}" if owner_spelling else f"{self.file_path}#{name}"
         visibility = scope.visibility[0]
         draft = UnitDraft(
-            identifier=identifier,
-            type="method",
-            kind="method",
-            name=name,
-            node=node,
-            nesting=owner.nesting if owner is not None else scope.nesting,
-            namespace=owner.identifier if owner is not None else None,
-            parent=owner.identifier if owner is not None else None,
-            signature=signature_of(node, self.source, params or name_node),
-            docstring=self._docstring(node),
-            body=node.child_by_field_name("body"),
+            identifier,
+            "method",
+            "method",
+            name,
+            node,
+            owner.nesting if owner is not None else scope.nesting,
+            owner.identifier if owner is not None else None,
+            owner.identifier if owner is not None else None,
+            signature_of(node, source, params or name_node),
+            self._docstring(node),
             singleton=singleton,
             visibility=visibility,
             owner=owner,
         )
-        draft.metadata["visibility"] = visibility
-        draft.metadata["scope"] = "class" if singleton else "instance"
-        draft.metadata["parameters"] = parameter_names(params, self.source)
+        draft.metadata = {
+            "visibility": visibility,
+            "scope": "class" if singleton else "instance",
+            "parameters": parameter_names(params, source),
+        }
         if owner is None:
             draft.metadata["owner"] = "Object"
         else:
@@ -1275,14 +1408,15 @@ def parameter_names(params: Node | None, source: bytes) -> list[str]:
     names: list[str] = []
     sigils = _PARAMETER_SIGILS
     for child in params.named_children:
-        if child.type == "identifier":
-            names.append(node_text(child, source))
+        kind = child.type
+        if kind == "identifier":
+            names.append(source[child.start_byte : child.end_byte].decode("utf-8", "replace"))
             continue
-        inner = child.child_by_field_name("name")
-        label = node_text(inner, source) if inner is not None else node_text(child, source)
-        if child.type == "keyword_parameter":
+        inner = child.child_by_field_name("name") or child
+        label = source[inner.start_byte : inner.end_byte].decode("utf-8", "replace")
+        if kind == "keyword_parameter":
             label += ":"
-        names.append(sigils.get(child.type, "") + label)
+        names.append(sigils.get(kind, "") + label)
     return names
 
 
@@ -1296,7 +1430,7 @@ def _finish_dependencies(walked: RubyFile) -> None:
     if scan is not None:  # every unit's references from the one scan (roots it reaches)
         for draft in walked.drafts:
             if draft.kind == "method":
-                found = scan.references(draft.node, draft.nesting) if scan.reaches(draft.node) else None
+                found = scan.method_references(draft.node, draft.nesting)
                 draft.deps.extend(found if found is not None else collect_references(draft.node, source, draft.nesting, path))
         for draft in walked.drafts:
             if draft.kind != "method" and draft.body is not None:
@@ -1458,13 +1592,14 @@ def assemble(
 ) -> FileExtraction:
     """The file's units from its walk (namespace wrappers dropped, file requires on top-level units)
     plus units a layer on top added (`extra_units`, e.g. Rails routes), outermost first."""
-    wrappers = {d.identifier: d.parent for d in walked.drafts if is_namespace_wrapper(d)}
+    kept = [d for d in walked.drafts if d.kind == "method" or not is_namespace_wrapper(d)]
+    wrappers = {d.identifier: d.parent for d in walked.drafts if d.kind != "method" and is_namespace_wrapper(d)}
     file_requires = tuple(dep for _byte, dep in sorted(walked.file_requires, key=lambda item: item[0]))
-    units = [
-        _reparent(draft_to_unit(d, walked.file_path, walked.source), wrappers, file_requires)
-        for d in walked.drafts
-        if not is_namespace_wrapper(d)
-    ] + list(extra_units)
+    path, source = walked.file_path, walked.source
+    units = [draft_to_unit(d, path, source) for d in kept]
+    if wrappers:
+        units = [_reparent(unit, wrappers, file_requires) for unit in units]
+    units.extend(extra_units)
     units.sort(key=unit_order)
     return FileExtraction(
         file_path=walked.file_path,

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
+
+# Inflections are pure and the same names recur across a repository's files (associations, table
+# and controller names): each function keeps its recent answers. 4096 names cover a large app,
+# at a few hundred kilobytes.
+_CACHE_SIZE = 4096
 
 # Irregular nouns Rails apps meet in table and association names (singular → plural).
 _IRREGULAR: dict[str, str] = {
@@ -66,6 +72,7 @@ _SINGULAR_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def singularize(word: str) -> str:
     """English singular of a lower/snake-case word (`categories` → `category`, `people` → `person`)."""
     head, _, last = word.rpartition("_")
@@ -80,6 +87,7 @@ def singularize(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def pluralize(word: str) -> str:
     """English plural of a snake-case word (`profile` → `profiles`, `company` → `companies`)."""
     head, _, last = word.rpartition("_")
@@ -95,6 +103,7 @@ def pluralize(word: str) -> str:
     return prefix + last + "s"
 
 
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def camelize(path: str) -> str:
     """`billing/line_item` → `Billing::LineItem` (no acronym table: `api` → `Api`)."""
     segments = [s for s in path.strip("/").split("/") if s]
@@ -103,6 +112,7 @@ def camelize(path: str) -> str:
     )
 
 
+@functools.lru_cache(maxsize=_CACHE_SIZE)
 def underscore(constant: str) -> str:
     """`Admin::UsersController` → `admin/users_controller`."""
     parts = []
