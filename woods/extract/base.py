@@ -267,10 +267,6 @@ def freeze(
 ) -> Unit:
     """The finished unit: exact span and text, dependencies de-duplicated (first occurrence kept),
     self-references and unresolvable (None) references dropped."""
-    if draft.whole_file:
-        start, end, code = file_span(source)
-    else:
-        start, end, code = node_span(draft.first or draft.node, draft.node, source)
     identifier = draft.identifier
     # `dedupe_dependencies` over both lists, written out: one loop, no generator step per edge.
     kept: dict[tuple[str, str], Dependency] = {}
@@ -278,6 +274,16 @@ def freeze(
         for dep in group:
             if dep is not None and dep.target != identifier:
                 kept.setdefault((dep.target, dep.via), dep)
+    return built(draft, file_path, language, source, tuple(kept.values()))
+
+
+def built(draft: Draft, file_path: str, language: str, source: bytes, dependencies: tuple[Dependency, ...]) -> Unit:
+    """The unit of `draft` with its exact span and text and `dependencies` as given (an extractor
+    that de-duplicates while resolving passes them here instead of through `freeze`)."""
+    if draft.whole_file:
+        start, end, code = file_span(source)
+    else:
+        start, end, code = node_span(draft.first or draft.node, draft.node, source)
     return Unit(
         identifier=draft.identifier,
         type=draft.type,
@@ -291,7 +297,7 @@ def freeze(
         docstring=draft.docstring,
         parent=draft.parent,
         metadata=draft.metadata,
-        dependencies=tuple(kept.values()),
+        dependencies=dependencies,
     )
 
 

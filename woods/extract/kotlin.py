@@ -477,25 +477,7 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         """`base.freeze` over `_resolved`'s edges, which come de-duplicated already."""
-        if draft.whole_file:
-            start, end, code = base.file_span(self.source)
-        else:
-            start, end, code = base.node_span(draft.first or draft.node, draft.node, self.source)
-        return Unit(
-            identifier=draft.identifier,
-            type=draft.type,
-            language=LANGUAGE,
-            file_path=self.file_path,
-            line_start=start,
-            line_end=end,
-            source_code=code,
-            namespace=draft.namespace,
-            signature=draft.signature,
-            docstring=draft.docstring,
-            parent=draft.parent,
-            metadata=draft.metadata,
-            dependencies=self._resolved(draft),
-        )
+        return base.built(draft, self.file_path, LANGUAGE, self.source, self._resolved(draft))
 
     def _resolved(self, draft: _Draft) -> tuple[Dependency, ...]:
         """The unit's edges: imports on top-level units, then its references', without its own
