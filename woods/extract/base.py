@@ -277,6 +277,18 @@ def freeze(
     return built(draft, file_path, language, source, tuple(kept.values()))
 
 
+def keep_new_edges(
+    edges: Iterable[Dependency], identifier: str, seen: set[tuple[str, str]], out: list[Dependency]
+) -> None:
+    """Append to `out` each of `edges` that is not to `identifier` and whose (target, via) is not
+    in `seen` yet (`freeze`'s rules, for extractors that de-duplicate while resolving)."""
+    for dep in edges:
+        key = (dep.target, dep.via)
+        if key not in seen and dep.target != identifier:
+            seen.add(key)
+            out.append(dep)
+
+
 def built(draft: Draft, file_path: str, language: str, source: bytes, dependencies: tuple[Dependency, ...]) -> Unit:
     """The unit of `draft` with its exact span and text and `dependencies` as given (an extractor
     that de-duplicates while resolving passes them here instead of through `freeze`)."""

@@ -486,11 +486,7 @@ class _Extractor:
         seen: set[tuple[str, str]] = set()
         deps: list[Dependency] = []
         if draft.top:
-            for dep in self.imports:
-                key = (dep.target, dep.via)
-                if key not in seen and dep.target != identifier:
-                    seen.add(key)
-                    deps.append(dep)
+            base.keep_new_edges(self.imports, identifier, seen, deps)
         heritage = {s for via, s in draft.refs if via != "type"} if draft.type in _TYPE_UNITS else set()
         own = ".".join(draft.path)
         declared_types = self.declared_types

@@ -333,11 +333,7 @@ class _Extractor:
         seen: set[tuple[str, str]] = set()
         deps: list[Dependency] = []
         if draft.top:
-            for dep in self.imports:
-                key = (dep.target, dep.via)
-                if key not in seen and dep.target != identifier:
-                    seen.add(key)
-                    deps.append(dep)
+            base.keep_new_edges(self.imports, identifier, seen, deps)
         heritage = {s for via, s in draft.refs if via in ("superclass", "implements")}
         own = ".".join(draft.path)
         types = draft.types
