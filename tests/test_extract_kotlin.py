@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -184,6 +185,19 @@ def test_a_parse_that_does_not_finish_is_abandoned_with_a_warning(monkeypatch: p
     assert len(result.warnings) == 1 and result.warnings[0].startswith("slow.kt: kotlin parser gave up after ")
     monkeypatch.undo()  # the parser was reset: the next file parses from scratch
     assert [u.identifier for u in extract("ok.kt", b"fun g() = 2\n").units] == ["g"]
+
+
+def test_the_parse_budget_counts_cpu_time_so_wall_time_passing_cuts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a loaded machine wall time runs ahead of the parse; an honest file must still parse the
+    same way: the budget is the thread's CPU time, and a wall clock an hour ahead changes nothing."""
+    source = "".join(f"fun f{i}() = {i}\n" for i in range(2000)).encode()
+    wall = time.monotonic
+    reads = iter(range(1_000_000))
+    # The first reading is now, every later one an hour on: the machine "stalled" mid-parse.
+    monkeypatch.setattr(scan.time, "monotonic", lambda: wall() + (3600.0 if next(reads) else 0.0))
+    result = extract("ok.kt", source)
+    assert result.warnings == ()
+    assert [u.identifier for u in result.units] == [f"f{i}" for i in range(2000)]
 
 
 # tree-sitter-kotlin gives up on a value class whose annotated constructor sits on the next line
