@@ -14,6 +14,7 @@ SQL, Dockerfile … — `woods.extract.text.DOCUMENT_KINDS`) goes to the text fa
 
 from __future__ import annotations
 
+import functools
 import importlib
 from pathlib import PurePosixPath
 from types import ModuleType
@@ -168,8 +169,10 @@ def _suffix(name: str) -> str:
     return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
-# Language → its extractor module, imported on first use; later calls skip importlib's machinery.
-_loaded: dict[str, ModuleType] = {}
+@functools.cache
+def _extractor(lang: str) -> ModuleType:
+    """The extractor module of a language, imported on first use; later calls skip importlib's machinery."""
+    return importlib.import_module(_DOCUMENT_MODULE if is_document(lang) else _MODULES[lang])
 
 
 def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
@@ -177,9 +180,5 @@ def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNO
     lang = language_for(file_path, source[:SHEBANG_BYTES])
     if lang is None:
         raise ValueError(f"no extractor for {file_path}")
-    module = _loaded.get(lang)
-    if module is None:
-        module = importlib.import_module(_DOCUMENT_MODULE if is_document(lang) else _MODULES[lang])
-        _loaded[lang] = module
-    extraction: FileExtraction = module.extract(file_path, source, layout)
+    extraction: FileExtraction = _extractor(lang).extract(file_path, source, layout)
     return extraction

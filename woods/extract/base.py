@@ -96,11 +96,16 @@ def text(node: Node | None, source: bytes) -> str:
 
 def line_range(node: Node) -> tuple[int, int]:
     """1-based inclusive (line_start, line_end). A node ending at column 0 ends on the line before."""
-    start_row = node.start_point[0]
+    start = node.start_point[0] + 1
+    return start, last_line(node, start)
+
+
+def last_line(node: Node, start: int) -> int:
+    """The 1-based line `node` ends on (the line before when it ends at column 0), at least `start`."""
     end_row, end_col = node.end_point
-    if end_col > 0 or end_row == start_row:
+    if end_col > 0 or end_row == node.start_point[0]:
         end_row += 1
-    return start_row + 1, end_row if end_row > start_row else start_row + 1
+    return end_row if end_row > start else start
 
 
 def walk(node: Node) -> Iterator[Node]:
@@ -228,12 +233,7 @@ def node_span(first: Node, last: Node, source: bytes) -> tuple[int, int, str]:
     """(line_start, line_end, text) from the start of `first` to the end of `last` (1-based lines;
     `first` may be a decorator or comment that belongs to the declaration `last` ends)."""
     start = first.start_point[0] + 1
-    end_row, end_col = last.end_point  # `line_range(last)`'s end, inlined: one call per unit
-    if end_col > 0 or end_row == last.start_point[0]:
-        end_row += 1
-    return start, end_row if end_row > start else start, source[first.start_byte : last.end_byte].decode(
-        "utf-8", "replace"
-    )
+    return start, last_line(last, start), source[first.start_byte : last.end_byte].decode("utf-8", "replace")
 
 
 # --- Drafts: what every extractor builds before it knows a unit's final dependencies. ---------

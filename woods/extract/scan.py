@@ -183,26 +183,9 @@ def innermost(drafts: Sequence[T], found: Sequence[tuple[Node, str]]) -> list[tu
     in the order of `found` (source order, as `captures` returns it).
 
     Drafts must nest properly (a draft's node inside another's, or disjoint), as declarations do.
-    Captures outside every draft are skipped. One sweep: O((drafts + captures) · depth) — the loop
-    of `sweep`, over the pairs themselves rather than decorated copies of them."""
-    spans = draft_spans(drafts)
-    count = len(spans)
-    out: list[tuple[T, Node, str]] = []
-    stack: list[tuple[int, int, T]] = []
-    index = 0
-    for node, name in found:
-        position = node.start_byte
-        while index < count and spans[index][0] <= position:
-            opened = spans[index][0]
-            while stack and stack[-1][1] <= opened:
-                stack.pop()
-            stack.append(spans[index])
-            index += 1
-        while stack and stack[-1][1] <= position:
-            stack.pop()
-        if stack:
-            out.append((stack[-1][2], node, name))
-    return out
+    Captures outside every draft are skipped. One sweep: O((drafts + captures) · depth)."""
+    owners = _owners(draft_spans(drafts), [node.start_byte for node, _name in found])
+    return [(owner, node, name) for owner, (node, name) in zip(owners, found, strict=True) if owner is not None]
 
 
 _PAST_ANY_FILE = 1 << 62  # a start byte no capture reaches
@@ -279,13 +262,24 @@ def sweep(spans: Sequence[tuple[int, int, D | None]],
           decorated: Sequence[tuple[int, int, int, Node]]) -> list[tuple[D, int, int, int, Node]]:
     """(innermost draft, start, kind, index, node) for captures decorated as sorted (start, kind, index,
     node) tuples, given `draft_spans`-ordered spans; a capture outside every span, or whose
-    innermost span carries None (a unit that takes no references), is dropped. `innermost` as
-    one loop returning a list (a generator step per capture costs more than the loop's body)."""
-    out: list[tuple[D, int, int, int, Node]] = []
+    innermost span carries None (a unit that takes no references), is dropped."""
+    owners = _owners(spans, [item[0] for item in decorated])
+    return [
+        (owner, item[0], item[1], item[2], item[3])
+        for owner, item in zip(owners, decorated, strict=True)
+        if owner is not None
+    ]
+
+
+def _owners(spans: Sequence[tuple[int, int, D | None]], positions: Sequence[int]) -> list[D | None]:
+    """For each of the sorted `positions`, the payload of the innermost of the `draft_spans`-ordered
+    `spans` holding it, or None: one sweep with a stack of open spans, written as one loop that
+    returns a list (a generator step per capture costs more than the loop's body)."""
+    out: list[D | None] = []
     count = len(spans)
     stack: list[tuple[int, int, D | None]] = []
     index = 0
-    for position, kind, number, node in decorated:
+    for position in positions:
         while index < count and spans[index][0] <= position:
             opened = spans[index][0]
             while stack and stack[-1][1] <= opened:
@@ -294,9 +288,6 @@ def sweep(spans: Sequence[tuple[int, int, D | None]],
             index += 1
         while stack and stack[-1][1] <= position:
             stack.pop()
-        if stack:
-            draft = stack[-1][2]
-            if draft is not None:
-                out.append((draft, position, kind, number, node))
+        out.append(stack[-1][2] if stack else None)
     return out
 
