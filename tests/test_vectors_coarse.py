@@ -1,13 +1,22 @@
-"""The float16 copy large vector stores scan first must give exactly the float32 scan's answer."""
+"""The coarse copy large vector stores scan first (8-bit; float16 in older generations) must give
+exactly the float32 scan's answer."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
 
-from woods.store.vectors import COARSE_FILE, FaissVectorStore, coarse_path, write_vectors
+from woods.store.vectors import (
+    COARSE_FILE,
+    LEGACY_COARSE_FILE,
+    FaissVectorStore,
+    coarse_bound,
+    coarse_path,
+    write_vectors,
+)
 
 DIMENSION = 32
 
@@ -30,7 +39,7 @@ def _unit_rows(rng: np.random.Generator, count: int) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def test_the_float16_copy_is_written_only_for_large_stores(tmp_path: Path) -> None:
+def test_the_coarse_copy_is_written_only_for_large_stores(tmp_path: Path) -> None:
     rows = _unit_rows(np.random.default_rng(1), 50)
     small = _store(tmp_path, "small", rows, coarse_min=51)
     large = _store(tmp_path, "large", rows, coarse_min=50)
@@ -38,17 +47,37 @@ def test_the_float16_copy_is_written_only_for_large_stores(tmp_path: Path) -> No
     assert coarse_path(large.path).name == COARSE_FILE and coarse_path(large.path).is_file()
 
 
-def test_search_through_the_float16_copy_equals_the_float32_scan(tmp_path: Path) -> None:
-    rng = np.random.default_rng(7)
-    # Clustered rows (near neighbours differ in the 3rd-4th decimal, where float16 rounds) plus
-    # exact duplicates (tie groups at the cut).
+def _clustered(rng: np.random.Generator) -> np.ndarray:
+    """Clustered rows (near neighbours differ in the 3rd-4th decimal, below the coarse copies'
+    rounding) plus exact duplicates (tie groups at the cut)."""
     centres = _unit_rows(rng, 12)
     rows = centres[rng.integers(0, 12, 3000)] + 0.02 * rng.standard_normal((3000, DIMENSION)).astype(np.float32)
     rows[2000:2040] = rows[100]
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _write_float16_copy(store: FaissVectorStore, rows: np.ndarray) -> None:
+    """What generations written before the 8-bit copy hold instead of it."""
+    coarse_path(store.path).unlink()
+    legacy = faiss.IndexScalarQuantizer(DIMENSION, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
+    legacy.train(rows)
+    legacy.add(rows)
+    faiss.write_index(legacy, str(store.path.with_name(LEGACY_COARSE_FILE)))
+
+
+@pytest.mark.parametrize("kind", ["8-bit", "float16"])
+def test_search_through_the_coarse_copy_equals_the_float32_scan(tmp_path: Path, kind: str) -> None:
+    rng = np.random.default_rng(7)
+    rows = _clustered(rng)
     exact = _store(tmp_path, "exact", rows, coarse_min=10**9)
     coarse = _store(tmp_path, "coarse", rows, coarse_min=1)
+    if kind == "float16":
+        _write_float16_copy(coarse, rows)
+        coarse = FaissVectorStore(coarse.path, lambda ids: _meta(ids, len(rows)), DIMENSION)
     assert coarse._coarse is not None and exact._coarse is None
+    assert faiss.downcast_index(coarse._coarse).sq.qtype == (
+        faiss.ScalarQuantizer.QT_8bit_uniform if kind == "8-bit" else faiss.ScalarQuantizer.QT_fp16
+    )
     queries = [*_unit_rows(rng, 40), rows[100], rows[5]]
     for limit in (1, 10, 200):
         for query in queries:
@@ -57,7 +86,24 @@ def test_search_through_the_float16_copy_equals_the_float32_scan(tmp_path: Path)
             assert got == want
 
 
-def test_a_float16_copy_of_another_size_is_refused(tmp_path: Path) -> None:
+def test_the_8bit_error_bound_holds_for_every_stored_vector(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    # Components of very different sizes: the scale is set by the widest one.
+    rows = _clustered(rng) * np.linspace(0.2, 3.0, DIMENSION, dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    store = _store(tmp_path, "bound", rows, coarse_min=1)
+    bound = coarse_bound(store._coarse)
+    assert bound is not None
+    coarse = store._coarse
+    for query in [*_unit_rows(rng, 30), rows[7]]:
+        scores, positions = coarse.search(query.reshape(1, -1), len(rows))
+        exact = rows[positions[0]] @ query
+        worst = float(np.abs(scores[0] - exact).max())
+        assert 0 < worst <= bound(query)
+        assert bound(query) < 0.1  # loose enough to be safe, tight enough to prune
+
+
+def test_a_coarse_copy_of_another_size_is_refused(tmp_path: Path) -> None:
     rows = _unit_rows(np.random.default_rng(3), 40)
     store = _store(tmp_path, "a", rows, coarse_min=1)
     other = tmp_path / "b" / "vectors.faiss"

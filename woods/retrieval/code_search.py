@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from woods.errors import WoodsError
 from woods.paths import (
@@ -34,6 +34,7 @@ from woods.paths import (
     MIGRATION,
     TEST,
     VENDORED,
+    path_roles,
 )
 from woods.retrieval.query_analysis import NATURAL, PATH, QueryAnalysis, analyze
 from woods.retrieval.signals import (
@@ -46,9 +47,10 @@ from woods.retrieval.signals import (
     name_match,
     older_versions,
     path_words,
-    role_penalty,
+    role_factor,
     rrf,
     scaled_to_max,
+    word_heads,
     word_share,
 )
 from woods.store.base import VectorHit
@@ -58,9 +60,17 @@ if TYPE_CHECKING:
     import numpy as np
 
 MODES = ("hybrid", "lexical", "vector")
-# File paths whose `path_words` a CodeSearch keeps (a few hundred new ones per query at most):
-# cleared when full, ~200 bytes each.
-_PATH_WORD_CACHE_SIZE = 65_536
+# File paths whose `_PathFacts` a CodeSearch keeps (a few hundred new ones per query at most):
+# cleared when full, ~400 bytes each.
+_PATH_FACTS_CACHE_SIZE = 65_536
+
+
+class _PathFacts(NamedTuple):
+    """What ranking reads off a file path whatever the query: computed once per path."""
+
+    words: frozenset[str]  # `path_words`
+    heads: frozenset[str]  # `word_heads` of `words`
+    roles: tuple[str, ...]  # `path_roles`
 
 
 class LexicalStore(Protocol):
@@ -175,15 +185,18 @@ def usable_cpus() -> int:
     return len(getter(0)) if getter is not None else (os.cpu_count() or 1)
 
 
+_Lexical = tuple[dict[str, float], dict[str, list[int]]]
+
+
 class _Side(threading.Thread):
     """One call run on its own thread beside the caller's work. `result()` waits for it and
     returns its value or raises its exception in the caller — nothing it does is lost."""
 
-    def __init__(self, call: Callable[[QueryAnalysis], dict[str, float]], analysis: QueryAnalysis) -> None:
+    def __init__(self, call: Callable[[QueryAnalysis], _Lexical], analysis: QueryAnalysis) -> None:
         super().__init__(name="woods-lexical-leg", daemon=True)
         self._call = call
         self._analysis = analysis
-        self._value: dict[str, float] = {}
+        self._value: _Lexical = ({}, {})
         self._error: BaseException | None = None
         self.start()
 
@@ -193,7 +206,7 @@ class _Side(threading.Thread):
         except BaseException as exc:  # handed to the caller by result()
             self._error = exc
 
-    def result(self) -> dict[str, float]:
+    def result(self) -> _Lexical:
         self.join()
         if self._error is not None:
             raise self._error
@@ -218,21 +231,30 @@ class CodeSearch:
         # thread only adds GIL hand-offs (measured: hybrid p50 24 → 28 ms pinned to one core,
         # 27 → 21 ms on two).
         self._parallel_legs = usable_cpus() > 1
-        # `path_words` per file path, kept across queries (the stores' files never change).
-        self._path_word_cache: dict[str, frozenset[str]] = {}
+        # Per file path, kept across queries (the stores' files never change).
+        self._path_facts_cache: dict[str, _PathFacts] = {}
 
-    def _path_words(self, path: str) -> frozenset[str]:
-        words = self._path_word_cache.get(path)
-        if words is None:
-            if len(self._path_word_cache) >= _PATH_WORD_CACHE_SIZE:
-                self._path_word_cache.clear()
-            words = self._path_word_cache[path] = path_words(path)
-        return words
+    def _path_facts(self, path: str) -> _PathFacts:
+        facts = self._path_facts_cache.get(path)
+        if facts is None:
+            if len(self._path_facts_cache) >= _PATH_FACTS_CACHE_SIZE:
+                self._path_facts_cache.clear()
+            words = path_words(path)
+            facts = self._path_facts_cache[path] = _PathFacts(words, word_heads(words), path_roles(path))
+        return facts
 
     # -- legs ------------------------------------------------------------------------------
     def _lexical(self, analysis: QueryAnalysis) -> dict[str, float]:
         hits = self._metadata.lexical_search(list(analysis.terms), self.config.lexical_depth, self.config.lexical_weights)
         return dict(hits)
+
+    def _lexical_and_vector_ids(self, analysis: QueryAnalysis) -> _Lexical:
+        """The lexical leg and the FAISS ids of its units' chunks: the vector leg scores every
+        lexical hit exactly (`_fill_cosines`), and reading their ids here, beside the query
+        encoder and the vector scan, takes that read off the caller's path."""
+        lexical = self._lexical(analysis)
+        ids = self._metadata.chunk_vector_ids(list(lexical))
+        return lexical, {key: ids.get(key, []) for key in lexical}  # a unit without chunks: none to read
 
     def _dense(self) -> tuple[DenseStore | None, QueryEmbedder | None, str | None]:
         if self._embedder is None:
@@ -253,12 +275,17 @@ class CodeSearch:
                 best[key] = hit.score
         return best
 
-    def _fill_cosines(self, store: DenseStore, vector: np.ndarray, keys: list[str], known: dict[str, float]) -> None:
-        """Exact cosine (best chunk) for pool units the vector leg did not return."""
+    def _fill_cosines(
+        self, store: DenseStore, vector: np.ndarray, keys: list[str], known: dict[str, float],
+        vector_ids: Mapping[str, list[int]],
+    ) -> None:
+        """Exact cosine (best chunk) for pool units the vector leg did not return; chunk ids are
+        taken from `vector_ids` where it has the unit, else read."""
         missing = [k for k in keys if k not in known]
         if not missing:
             return
-        ids = self._metadata.chunk_vector_ids(missing)
+        unread = [k for k in missing if k not in vector_ids]
+        ids = {**vector_ids, **self._metadata.chunk_vector_ids(unread)} if unread else vector_ids
         flat = [(key, vid) for key in missing for vid in ids.get(key, [])]
         if not flat:
             return
@@ -292,6 +319,7 @@ class CodeSearch:
         vector: np.ndarray | None = None
         definitions: list[UnitSummary] | None = None
         known: dict[str, UnitSummary] = {}
+        vector_ids: dict[str, list[int]] = {}  # chunk ids of lexical hits, read beside the vector leg
         if mode in ("hybrid", "vector"):
             store, embedder, problem = self._dense()
             if store is not None and embedder is not None:
@@ -299,7 +327,7 @@ class CodeSearch:
 
                 # Hybrid: the lexical leg (SQLite) runs beside the dense one (the encoder and
                 # FAISS): all three release the GIL, so a second core answers both at once.
-                side = _Side(self._lexical, analysis) if mode == "hybrid" and self._parallel_legs else None
+                side = _Side(self._lexical_and_vector_ids, analysis) if mode == "hybrid" and self._parallel_legs else None
                 try:
                     vector = np.asarray(embedder.embed(analysis.text or query), dtype=np.float32)
                     semantic = self._semantic(store, vector)
@@ -308,7 +336,7 @@ class CodeSearch:
                         known = self._metadata.unit_summaries([*semantic, *(d.key for d in definitions)])
                 finally:
                     if side is not None:
-                        lexical = side.result()
+                        lexical, vector_ids = side.result()
                 if mode == "hybrid" and side is None:
                     lexical = self._lexical(analysis)
                 legs.append("vector")
@@ -326,7 +354,7 @@ class CodeSearch:
         pool = [k for k in pool if k in summaries]
         found_by_vector = frozenset(semantic)
         if mode == "hybrid" and store is not None and vector is not None:
-            self._fill_cosines(store, vector, pool, semantic)
+            self._fill_cosines(store, vector, pool, semantic, vector_ids)
         if mode != "hybrid" or len(legs) == 1:
             scores = (semantic if legs == ["vector"] else lexical)
             ranked = sorted(((k, scores.get(k, 0.0)) for k in pool), key=lambda kv: (-kv[1], kv[0]))
@@ -409,13 +437,14 @@ class CodeSearch:
             unit = summaries[key]
             facts = per_file.get(unit.file_path)
             if facts is None:
+                path = self._path_facts(unit.file_path)
                 facts = (
-                    role_penalty(unit.file_path, analysis.roles, config.role_factors),
-                    word_share(self._path_words(unit.file_path), terms) if analysis.kind == NATURAL else 0.0,
+                    role_factor(path.roles, analysis.roles, config.role_factors),
+                    word_share(path.words, terms, path.heads) if analysis.kind == NATURAL else 0.0,
                     file_named_after(unit.file_path, analysis.names) if analysis.names else 0.0,
                 )
                 per_file[unit.file_path] = facts
-            role_factor, term_share, named_after = facts
+            role_weight, term_share, named_after = facts
             score = base
             match = name_match(unit.name, analysis.names)
             if match:
@@ -431,7 +460,7 @@ class CodeSearch:
             if analysis.is_symbol and named_after == 1.0:
                 score += config.symbol_file_boost * top
             score += config.pagerank_weight * top * unit.pagerank_percentile
-            score *= role_factor
+            score *= role_weight
             if unit.file_path in superseded:
                 score *= config.older_version_factor
             if unit.type == "document":  # demoted for code questions, preferred when docs are asked for

@@ -73,6 +73,10 @@ _KNOWN_UNIT_TYPES_TEXT = """model controller service component view_component jo
     external_consumer module class method function interface struct enum trait impl type
     type_alias constant variable namespace record annotation object file document"""
 KNOWN_UNIT_TYPES = frozenset(_KNOWN_UNIT_TYPES_TEXT.split())
+# What an entry shows of its unit: a candidate carrying all of them needs no record read.
+_ENTRY_FIELDS = ("identifier", "type", "file_path", "line_start", "line_end")
+
+
 TYPE_RANK_HEADER = "| Type | Source | Rank in unfiltered top-K | Global K | Total in index |"
 TYPE_RANK_RULE = "|------|--------|--------------------------|----------|----------------|"
 
@@ -159,6 +163,7 @@ class Retriever:
         self._classifier = QueryClassifier()
         self._pipeline: _Pipeline | None = None
         self._lexical: LexicalIndex | None = None
+        self._code_engine: CodeSearch | None = None
         # Beyond Ruby: a query that is exactly a name or a path puts those units first (exact.py).
         self.promote_exact = promote_exact and hasattr(stores.metadata, "find_by_name")
 
@@ -197,6 +202,17 @@ class Retriever:
             vectors = _LazyVectors(self._stores)
             self._pipeline = self._build(self._stores.metadata, vectors, getattr(self._stores, "graph", None))
         return self._pipeline
+
+    def _code_search(self) -> CodeSearch:
+        """One engine per retriever: what it keeps between queries (file-path words) is kept."""
+        if self._code_engine is None:
+            self._code_engine = CodeSearch(
+                _Translated(self._raw_metadata, "metadata"),
+                self._dense_store,
+                self._embedder_once if self._embedder_factory is not None and self.mode != "lexical" else None,
+                self._code_config,
+            )
+        return self._code_engine
 
     def _lexical_index(self) -> LexicalIndex:
         if self._lexical is None:
@@ -353,13 +369,7 @@ class Retriever:
                 return False
             return unit.type in type_list if type_list else unit.type not in excluded
 
-        engine = CodeSearch(
-            _Translated(self._raw_metadata, "metadata"),
-            self._dense_store,
-            self._embedder_once if self._embedder_factory is not None and self.mode != "lexical" else None,
-            self._code_config,
-        )
-        found = engine.search(query, mode=mode, limit=max(limit, DEFAULT_LIMIT), eligible=eligible)
+        found = self._code_search().search(query, mode=mode, limit=max(limit, DEFAULT_LIMIT), eligible=eligible)
         candidates = [
             Candidate(
                 identifier=unit.key,
@@ -586,7 +596,7 @@ class Retriever:
             if len(entries) >= limit:
                 break
             record: Record | None = dict(candidate.metadata) if candidate.metadata else None
-            if (record is None or "source_code" not in record) and metadata is not None:
+            if (record is None or any(name not in record for name in _ENTRY_FIELDS)) and metadata is not None:
                 record = metadata.find(strip_chunk(candidate.identifier)) or record
             identifier = (record or {}).get("identifier") or public_identifier(strip_chunk(candidate.identifier))
             unit_type = (record or {}).get("type")

@@ -67,8 +67,13 @@ def rrf(rankings: Iterable[Sequence[str]], k: float = 60.0) -> dict[str, float]:
 def role_penalty(path: str, asked: frozenset[str], factors: Mapping[str, float]) -> float:
     """The multiplier a file's roles earn (tests, examples, vendored …), 1.0 for library code or
     for roles the query asks for. Several roles multiply."""
+    return role_factor(path_roles(path), asked, factors)
+
+
+def role_factor(roles: Iterable[str], asked: frozenset[str], factors: Mapping[str, float]) -> float:
+    """`role_penalty` for roles already read off a path (`woods.paths.path_roles`)."""
     factor = 1.0
-    for role in path_roles(path):
+    for role in roles:
         if role not in asked:
             factor *= factors.get(role, 1.0)
     return factor
@@ -100,18 +105,28 @@ def path_words(path: str) -> frozenset[str]:
     return frozenset(parts)
 
 
-def word_share(parts: frozenset[str], words: frozenset[str]) -> float:
+def word_share(parts: frozenset[str], words: frozenset[str], heads: frozenset[str] | None = None) -> float:
     """Share of `words` found among `parts` (a file's `path_words`), with prefix tolerance for
-    word forms (`dispatcher` ~ `dispatch`, `routing` ~ `route`): 0 … 1."""
+    word forms (`dispatcher` ~ `dispatch`, `routing` ~ `route`): 0 … 1. `heads` (`word_heads` of
+    `parts`), when given, spares the prefix test for words no part can match."""
     if not words or not parts:
         return 0.0
     matched = 0
     for word in words:
         # Stems of four letters or more share their first four: a cheap test before `_same_stem`.
         head = word[:_STEM_MIN]
-        if word in parts or any(part[:_STEM_MIN] == head and _same_stem(word, part) for part in parts):
+        if word in parts or (
+            (heads is None or head in heads)
+            and any(part[:_STEM_MIN] == head and _same_stem(word, part) for part in parts)
+        ):
             matched += 1
     return matched / len(words)
+
+
+def word_heads(parts: Iterable[str]) -> frozenset[str]:
+    """The first `_STEM_MIN` letters of each part: `word_share`'s prefix test can only match a
+    word with one of these heads."""
+    return frozenset(part[:_STEM_MIN] for part in parts)
 
 
 def path_word_match(path: str, words: frozenset[str]) -> float:
