@@ -19,7 +19,15 @@ from woods.retrieval import code_search as code_search_module
 from woods.retrieval.code_search import CodeSearch, CodeSearchConfig
 from woods.retrieval.query_analysis import NATURAL, PATH, SYMBOL, analyze
 from woods.retrieval.retriever import Retriever
-from woods.retrieval.signals import diversify, minmax, name_match, path_word_match, rrf, scaled_to_max
+from woods.retrieval.signals import (
+    best_per_group,
+    diversify,
+    minmax,
+    name_match,
+    path_word_match,
+    rrf,
+    scaled_to_max,
+)
 from woods.store.index import IndexStores
 from woods.tokens import code_tokens, query_terms, split_identifier
 from woods.units import Unit
@@ -277,6 +285,10 @@ def test_signal_arithmetic():
     assert name_match("request", ["Request"]) == 0.7
     assert name_match("dispatchRequest", ["dispatch_request"]) == 0.7
     assert name_match("other", ["Request"]) == 0.0
+    assert name_match("Request", []) == 0.0 and name_match("", ["Request"]) == 0.0
+    # Per file, its best unit; equal scores go to the smaller key, whatever the input order.
+    scores = {"b.py#y": 2.0, "a.py#x": 1.0, "b.py#x": 2.0, "a.py#y": 3.0}
+    assert best_per_group(scores, lambda key: key.split("#")[0]) == {"b.py": "b.py#x", "a.py": "a.py#y"}
     assert path_word_match("aiohttp/web_urldispatcher.py", frozenset({"dispatcher"})) == 0.0  # not a word of the stem
     assert path_word_match("src/routing/mod.rs", frozenset({"routing", "nest"})) == 0.5  # mod.rs: its directory
     assert path_word_match("lib/router.js", frozenset({"router", "routes"})) == 1.0  # word forms share a stem

@@ -1,5 +1,5 @@
-"""The coarse copy large vector stores scan first (8-bit; float16 in older generations) must give
-exactly the float32 scan's answer."""
+"""The coarse copy large vector stores scan first (8-bit signed bytes on one scale; FAISS's 8-bit
+uniform codes and float16 in older generations) must give exactly the float32 scan's answer."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 
 from woods.store.vectors import (
     COARSE_FILE,
+    COARSE_SCALE_FILE,
     LEGACY_COARSE_FILE,
     FaissVectorStore,
-    coarse_bound,
     coarse_path,
     write_vectors,
 )
@@ -32,6 +32,10 @@ def _store(tmp_path: Path, name: str, vectors: np.ndarray, coarse_min: int) -> F
     write_vectors(path, np.arange(len(vectors), dtype=np.int64), vectors, DIMENSION, coarse_min=coarse_min)
     total = len(vectors)
     return FaissVectorStore(path, lambda ids: _meta(ids, total), DIMENSION)
+
+
+def _hits(store: FaissVectorStore, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
+    return [(h.embedding_id, h.score) for h in store.search(query, limit)]
 
 
 def _unit_rows(rng: np.random.Generator, count: int) -> np.ndarray:
@@ -56,27 +60,42 @@ def _clustered(rng: np.random.Generator) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
-def _write_float16_copy(store: FaissVectorStore, rows: np.ndarray) -> None:
-    """What generations written before the 8-bit copy hold instead of it."""
-    coarse_path(store.path).unlink()
-    legacy = faiss.IndexScalarQuantizer(DIMENSION, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT)
-    legacy.train(rows)
-    legacy.add(rows)
-    faiss.write_index(legacy, str(store.path.with_name(LEGACY_COARSE_FILE)))
+# The copies older generations hold instead of today's: FAISS's own 8-bit codes, float16 before.
+OLDER_COPIES = {
+    "8-bit uniform": (faiss.ScalarQuantizer.QT_8bit_uniform, COARSE_FILE),
+    "float16": (faiss.ScalarQuantizer.QT_fp16, LEGACY_COARSE_FILE),
+}
 
 
-@pytest.mark.parametrize("kind", ["8-bit", "float16"])
+def _coarse_store(tmp_path: Path, name: str, rows: np.ndarray, kind: str) -> FaissVectorStore:
+    store = _store(tmp_path, name, rows, coarse_min=1)
+    if kind in OLDER_COPIES:
+        qtype, file_name = OLDER_COPIES[kind]
+        coarse_path(store.path).unlink()
+        store.path.with_name(COARSE_SCALE_FILE).unlink()
+        older = faiss.IndexScalarQuantizer(DIMENSION, qtype, faiss.METRIC_INNER_PRODUCT)
+        older.train(rows)
+        older.add(rows)
+        faiss.write_index(older, str(store.path.with_name(file_name)))
+        store = FaissVectorStore(store.path, lambda ids: _meta(ids, len(rows)), DIMENSION)
+    assert store._coarse is not None
+    return store
+
+
+def _quantizer(store: FaissVectorStore) -> int:
+    assert store._coarse is not None
+    return int(faiss.downcast_index(store._coarse.index).sq.qtype)
+
+
+@pytest.mark.parametrize("kind", ["8-bit", *OLDER_COPIES])
 def test_search_through_the_coarse_copy_equals_the_float32_scan(tmp_path: Path, kind: str) -> None:
     rng = np.random.default_rng(7)
     rows = _clustered(rng)
     exact = _store(tmp_path, "exact", rows, coarse_min=10**9)
-    coarse = _store(tmp_path, "coarse", rows, coarse_min=1)
-    if kind == "float16":
-        _write_float16_copy(coarse, rows)
-        coarse = FaissVectorStore(coarse.path, lambda ids: _meta(ids, len(rows)), DIMENSION)
-    assert coarse._coarse is not None and exact._coarse is None
-    assert faiss.downcast_index(coarse._coarse).sq.qtype == (
-        faiss.ScalarQuantizer.QT_8bit_uniform if kind == "8-bit" else faiss.ScalarQuantizer.QT_fp16
+    coarse = _coarse_store(tmp_path, "coarse", rows, kind)
+    assert exact._coarse is None
+    assert _quantizer(coarse) == (
+        OLDER_COPIES[kind][0] if kind in OLDER_COPIES else faiss.ScalarQuantizer.QT_8bit_direct_signed
     )
     queries = [*_unit_rows(rng, 40), rows[100], rows[5]]
     for limit in (1, 10, 200):
@@ -86,21 +105,21 @@ def test_search_through_the_coarse_copy_equals_the_float32_scan(tmp_path: Path, 
             assert got == want
 
 
-def test_the_8bit_error_bound_holds_for_every_stored_vector(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["8-bit", "8-bit uniform"])
+def test_the_8bit_error_bound_holds_for_every_stored_vector(tmp_path: Path, kind: str) -> None:
     rng = np.random.default_rng(11)
     # Components of very different sizes: the scale is set by the widest one.
     rows = _clustered(rng) * np.linspace(0.2, 3.0, DIMENSION, dtype=np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-    store = _store(tmp_path, "bound", rows, coarse_min=1)
-    bound = coarse_bound(store._coarse)
-    assert bound is not None
+    store = _coarse_store(tmp_path, "bound", rows, kind)
     coarse = store._coarse
+    assert coarse is not None
     for query in [*_unit_rows(rng, 30), rows[7]]:
-        scores, positions = coarse.search(query.reshape(1, -1), len(rows))
-        exact = rows[positions[0]] @ query
-        worst = float(np.abs(scores[0] - exact).max())
-        assert 0 < worst <= bound(query)
-        assert bound(query) < 0.1  # loose enough to be safe, tight enough to prune
+        scores, positions, error = coarse.scan(query, len(rows))
+        exact = rows[positions] @ query
+        worst = float(np.abs(scores - exact).max())
+        assert 0 < worst <= error
+        assert error < 0.1  # loose enough to be safe, tight enough to prune
 
 
 def test_a_coarse_copy_of_another_size_is_refused(tmp_path: Path) -> None:
@@ -112,3 +131,22 @@ def test_a_coarse_copy_of_another_size_is_refused(tmp_path: Path) -> None:
     coarse_path(store.path).write_bytes(coarse_path(other).read_bytes())
     with pytest.raises(ValueError, match="does not match"):
         FaissVectorStore(store.path, lambda ids: _meta(ids, 40), DIMENSION)
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"format": "int8-direct-1", "scale": 0.01}'])
+def test_a_damaged_scale_file_is_refused_in_one_line(tmp_path: Path, text: str) -> None:
+    rows = _unit_rows(np.random.default_rng(2), 40)
+    store = _store(tmp_path, "a", rows, coarse_min=1)
+    store.path.with_name(COARSE_SCALE_FILE).write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=COARSE_SCALE_FILE.replace(".", r"\.")):
+        FaissVectorStore(store.path, lambda ids: _meta(ids, 40), DIMENSION)
+
+
+def test_a_scale_file_of_another_format_is_ignored_and_the_float32_rows_answer(tmp_path: Path) -> None:
+    rows = _unit_rows(np.random.default_rng(2), 400)
+    exact = _store(tmp_path, "exact", rows, coarse_min=10**9)
+    store = _store(tmp_path, "a", rows, coarse_min=1)
+    store.path.with_name(COARSE_SCALE_FILE).write_text('{"format": "int4-direct-9"}', encoding="utf-8")
+    reopened = FaissVectorStore(store.path, lambda ids: _meta(ids, 400), DIMENSION)
+    assert reopened._coarse is None
+    assert _hits(reopened, rows[3], 10) == _hits(exact, rows[3], 10)

@@ -40,11 +40,12 @@ from woods.retrieval.query_analysis import NATURAL, PATH, QueryAnalysis, analyze
 from woods.retrieval.signals import (
     CALLABLES,
     TYPE_DEFINITIONS,
+    best_per_group,
     diversify,
     file_named_after,
     is_constructor,
     minmax,
-    name_match,
+    name_matcher,
     older_versions,
     path_words,
     role_factor,
@@ -375,9 +376,7 @@ class CodeSearch:
         """A question about behaviour is answered by a method more often than by its class: when a
         file's best unit is a container and one of its own callables scores at least `ratio` of it,
         the callable takes the container's place (the container keeps the callable's score)."""
-        best_of_file: dict[str, str] = {}
-        for key in sorted(scores, key=lambda k: (-scores[k], k)):
-            best_of_file.setdefault(summaries[key].file_path, key)
+        best_of_file = best_per_group(scores, lambda k: summaries[k].file_path)
         callables_of_file: dict[str, list[UnitSummary]] = {}
         for k, u in summaries.items():
             if k in scores and u.type in CALLABLES and not is_constructor(u):
@@ -433,38 +432,47 @@ class CodeSearch:
         terms = frozenset(analysis.terms)
         superseded = older_versions({u.file_path for u in summaries.values()}, analysis.words)
         per_file: dict[str, tuple[float, float, float]] = {}  # path → (role factor, term share, named after)
+        match_name = name_matcher(analysis.names)
+        natural, is_symbol, names, roles = analysis.kind == NATURAL, analysis.is_symbol, analysis.names, analysis.roles
+        # What a definition's bonus adds for a type (a capitalised name) or a callable (a lower-case one).
+        type_bonus = config.type_definition_bonus if is_symbol and names and names[0][:1].isupper() else 0.0
+        callable_bonus = config.type_definition_bonus if is_symbol and names and names[0][:1].islower() else 0.0
+        name_scale = 1.0 if is_symbol else config.embedded_name_scale
+        boost_top, path_top = config.definition_boost * top, config.path_match_boost * top
+        symbol_top, pagerank_top = config.symbol_file_boost * top, config.pagerank_weight * top
+        document_factor = config.document_factor if DOCS not in roles else 1.0 / config.document_factor
         for key, base in fused.items():
             unit = summaries[key]
-            facts = per_file.get(unit.file_path)
+            file_path = unit.file_path
+            facts = per_file.get(file_path)
             if facts is None:
-                path = self._path_facts(unit.file_path)
+                path = self._path_facts(file_path)
                 facts = (
-                    role_factor(path.roles, analysis.roles, config.role_factors),
-                    word_share(path.words, terms, path.heads) if analysis.kind == NATURAL else 0.0,
-                    file_named_after(unit.file_path, analysis.names) if analysis.names else 0.0,
+                    role_factor(path.roles, roles, config.role_factors),
+                    word_share(path.words, terms, path.heads) if natural else 0.0,
+                    file_named_after(file_path, names) if names else 0.0,
                 )
-                per_file[unit.file_path] = facts
+                per_file[file_path] = facts
             role_weight, term_share, named_after = facts
             score = base
-            match = name_match(unit.name, analysis.names)
+            match = match_name(unit.name)
             if match:
-                scale = 1.0 if analysis.is_symbol else config.embedded_name_scale
                 bonus = 1.0
-                if analysis.is_symbol and unit.type in TYPE_DEFINITIONS and analysis.names[0][:1].isupper():
-                    bonus += config.type_definition_bonus
-                if analysis.is_symbol and unit.type in CALLABLES and analysis.names[0][:1].islower():
-                    bonus += config.type_definition_bonus
+                if type_bonus and unit.type in TYPE_DEFINITIONS:
+                    bonus += type_bonus
+                if callable_bonus and unit.type in CALLABLES:
+                    bonus += callable_bonus
                 bonus += config.stem_bonus * named_after
-                score += config.definition_boost * top * match * scale * bonus
-            score += config.path_match_boost * top * term_share
-            if analysis.is_symbol and named_after == 1.0:
-                score += config.symbol_file_boost * top
-            score += config.pagerank_weight * top * unit.pagerank_percentile
+                score += boost_top * match * name_scale * bonus
+            score += path_top * term_share
+            if is_symbol and named_after == 1.0:
+                score += symbol_top
+            score += pagerank_top * unit.pagerank_percentile
             score *= role_weight
-            if unit.file_path in superseded:
+            if file_path in superseded:
                 score *= config.older_version_factor
             if unit.type == "document":  # demoted for code questions, preferred when docs are asked for
-                score *= config.document_factor if DOCS not in analysis.roles else 1.0 / config.document_factor
+                score *= document_factor
             scores[key] = score
         if config.coherence:
             by_file: dict[str, list[float]] = {}
@@ -472,11 +480,8 @@ class CodeSearch:
                 by_file.setdefault(summaries[key].file_path, []).append(score)
             file_mass = {f: sum(sorted(v, reverse=True)[:3]) for f, v in by_file.items()}
             heaviest = max(file_mass.values()) or 1.0
-            best_of_file: dict[str, str] = {}
-            for key in sorted(scores, key=lambda k: (-scores[k], k)):
-                best_of_file.setdefault(summaries[key].file_path, key)
             peak = max(scores.values()) or 1.0
-            for file_path, key in best_of_file.items():
+            for file_path, key in best_per_group(scores, lambda k: summaries[k].file_path).items():
                 scores[key] += config.coherence * peak * file_mass[file_path] / heaviest
         if config.member_over_container and analysis.kind == NATURAL:
             self._members_first(scores, summaries, config.member_over_container)

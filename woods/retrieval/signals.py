@@ -8,7 +8,7 @@ Every function is deterministic and reads nothing but its arguments.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from woods.paths import path_roles
@@ -82,14 +82,33 @@ def role_factor(roles: Iterable[str], asked: frozenset[str], factors: Mapping[st
 def name_match(unit_name: str, names: Sequence[str]) -> float:
     """How exactly a unit's own name matches a name the query gives: 1.0 same spelling, 0.7 same
     letters in another case or with `_` removed (`dispatchRequest` ~ `dispatch_request`), 0."""
-    if not names or not unit_name:
-        return 0.0
-    if unit_name in names:
-        return 1.0
-    folded = unit_name.lower().replace("_", "")
-    if any(folded == n.lower().replace("_", "") for n in names):
-        return 0.7
-    return 0.0
+    return name_matcher(names)(unit_name)
+
+
+def name_matcher(names: Sequence[str]) -> Callable[[str], float]:
+    """`name_match` against fixed `names` (folded once, for ranking hundreds of units)."""
+    exact = frozenset(names)
+    folded = frozenset(name.lower().replace("_", "") for name in names)
+
+    def match(unit_name: str) -> float:
+        if not exact or not unit_name:
+            return 0.0
+        if unit_name in exact:
+            return 1.0
+        return 0.7 if unit_name.lower().replace("_", "") in folded else 0.0
+
+    return match
+
+
+def best_per_group(scores: Mapping[str, float], group_of: Callable[[str], str]) -> dict[str, str]:
+    """group → its key of highest score (ties: the smallest key), in one pass."""
+    best: dict[str, str] = {}
+    for key, score in scores.items():
+        group = group_of(key)
+        held = best.get(group)
+        if held is None or score > scores[held] or (score == scores[held] and key < held):
+            best[group] = key
+    return best
 
 
 def path_words(path: str) -> frozenset[str]:
