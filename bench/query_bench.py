@@ -407,7 +407,7 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
         # query with every term of the query (the code profile's terms and column weights) on its
         # own read-only connection; `lexical_search` is woods' call over it (it leaves out terms
         # in half the rows, whose IDF BM25 floors). Raw FAISS is one flat float32 scan of the
-        # stored index; `vectors.search` is woods' call (the float16 first scan from 32,768
+        # stored index; `vectors.search` is woods' call (the 8-bit first scan from 32,768
         # vectors on, rescored exactly, and the ids' metadata).
         weights = CodeSearchConfig().lexical_weights
         columns = ", ".join(repr(float(w)) for w in weights)
@@ -612,7 +612,7 @@ def render(result: dict[str, Any]) -> str:
                  f"limit {RAW_QUERY_LIMIT}, precomputed vector"])
     if "vectors_search" in inproc:
         rows.append(["vectors.search", *_p(inproc["vectors_search"]), inproc["vectors_search"]["n"],
-                     "woods' vector call: float16 scan rescored, metadata"])
+                     "woods' vector call: 8-bit scan rescored, metadata"])
     rows.append(["query embed (encoder alone)", *_p(inproc["query_embed"]), inproc["query_embed"]["n"],
                  f"{inproc['encoder']['class']}, load {inproc['encoder']['load_seconds']} s"])
     cold = inproc["resolve_cold"]
