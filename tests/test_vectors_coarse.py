@@ -11,6 +11,7 @@ import pytest
 
 from woods.store.vectors import (
     COARSE_FILE,
+    COARSE_MAX_DIMENSION,
     COARSE_SCALE_FILE,
     LEGACY_COARSE_FILE,
     FaissVectorStore,
@@ -150,3 +151,16 @@ def test_a_scale_file_of_another_format_is_ignored_and_the_float32_rows_answer(t
     reopened = FaissVectorStore(store.path, lambda ids: _meta(ids, 400), DIMENSION)
     assert reopened._coarse is None
     assert _hits(reopened, rows[3], 10) == _hits(exact, rows[3], 10)
+
+
+def test_vectors_too_wide_for_exact_byte_sums_get_no_coarse_copy(tmp_path: Path) -> None:
+    wide = COARSE_MAX_DIMENSION + 1
+    rows = np.random.default_rng(5).standard_normal((64, wide)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    path = tmp_path / "wide" / "vectors.faiss"
+    path.parent.mkdir()
+    write_vectors(path, np.arange(len(rows), dtype=np.int64), rows, wide, coarse_min=1)
+    assert not coarse_path(path).exists()
+    store = FaissVectorStore(path, lambda ids: _meta(ids, len(rows)), wide)
+    assert store._coarse is None
+    assert [h.embedding_id for h in store.search(rows[9], 3)][0] == "e00009"

@@ -59,6 +59,10 @@ LEGACY_COARSE_FILE = "vectors.f16.faiss"
 # Version of the byte copy's parameters file; a reader refuses others (and scans float32 instead).
 _COARSE_FORMAT = "int8-direct-1"
 _SQ8_LEVEL = 127.0
+# The byte scan's sums are whole numbers, exact in float32 while below 2^24: every partial sum is
+# at most 127·127·d, so the copy is written only up to this dimension (1,040; MiniLM has 384).
+# Wider vectors are scanned in float32.
+COARSE_MAX_DIMENSION = int(2**24 // (_SQ8_LEVEL * _SQ8_LEVEL))
 # |float16 score − float32 score| for unit vectors: each stored component is rounded by at most
 # 2^-11 of itself, so the dot product with a unit query moves by at most 2^-11·Σ|q_i·x_i| ≤ 2^-11
 # (Cauchy–Schwarz); twice that for margin.
@@ -377,7 +381,8 @@ class FaissVectorStore:
 def write_vectors(path: Path, vector_ids: np.ndarray, vectors: np.ndarray, dimension: int,
                   coarse_min: int = COARSE_MIN_VECTORS) -> None:
     """Write a new `IndexIDMap2(IndexFlatIP)` file, and its 8-bit copy (`coarse_path`) from
-    `coarse_min` vectors on, rows in the same order (the caller publishes both atomically)."""
+    `coarse_min` vectors on (of at most `COARSE_MAX_DIMENSION` components), rows in the same order
+    (the caller publishes both atomically)."""
     faiss = _faiss()
     index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
     matrix = np.zeros((0, dimension), dtype=np.float32)
@@ -387,5 +392,5 @@ def write_vectors(path: Path, vector_ids: np.ndarray, vectors: np.ndarray, dimen
             raise ValueError(f"vectors have dimension {matrix.shape[1]}, expected {dimension}")
         index.add_with_ids(matrix, np.ascontiguousarray(vector_ids, dtype=np.int64))
     faiss.write_index(index, str(path))
-    if len(matrix) >= coarse_min:
+    if len(matrix) >= coarse_min and dimension <= COARSE_MAX_DIMENSION:
         write_coarse(path, matrix)
