@@ -483,7 +483,7 @@ class CodeSearch:
             peak = max(scores.values()) or 1.0
             for file_path, key in best_per_group(scores, lambda k: summaries[k].file_path).items():
                 scores[key] += config.coherence * peak * file_mass[file_path] / heaviest
-        if config.member_over_container and analysis.kind == NATURAL:
+        if config.member_over_container and natural:
             self._members_first(scores, summaries, config.member_over_container)
         ordered = sorted(scores, key=lambda k: (-scores[k], k))
         diversified = diversify([(k, summaries[k].file_path, scores[k]) for k in ordered], config.diversity_decay)

@@ -52,12 +52,14 @@ COARSE_MIN_VECTORS = 32_768
 # `QT_8bit_uniform` (it decodes every byte to a float; the copy of generations written on
 # 2026-12-02) and 12.0 ms for float16 (the copy before it) — both still read.
 COARSE_FILE = "vectors.sq8.faiss"
-# The byte copy's scale and the largest Σ|r_i| of a stored vector (for its error bound).
+# The byte copy's scale and the largest code and rounding norms of a stored vector (its error bound).
 COARSE_SCALE_FILE = "vectors.sq8.json"
 # Generations written before the 8-bit copy hold a float16 one; it is still read.
 LEGACY_COARSE_FILE = "vectors.f16.faiss"
 # Version of the byte copy's parameters file; a reader refuses others (and scans float32 instead).
 _COARSE_FORMAT = "int8-direct-1"
+# The byte a vector's (or a query's) largest |component| is rounded to: the whole signed range, kept
+# symmetric so that no code is clipped.
 _SQ8_LEVEL = 127.0
 # The byte scan's sums are whole numbers, exact in float32 while below 2^24: every partial sum is
 # at most 127·127·d, so the copy is written only up to this dimension (1,040; MiniLM has 384).
@@ -103,17 +105,19 @@ class CoarseCopy:
     def ntotal(self) -> int:
         return int(self.index.ntotal)
 
-    @property
-    def d(self) -> int:
-        return int(self.index.d)
-
-    def error(self, query: np.ndarray) -> float:
-        return self._prepare(query)[2]
-
     def scan(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
         scanned, multiplier, error = self._prepare(query)
         scores, rows = self.index.search(scanned.reshape(1, -1), k)
         return scores[0] * np.float32(multiplier), rows[0], error
+
+
+def _rounded(values: np.ndarray) -> tuple[np.ndarray, float]:
+    """`values` as whole numbers on one scale (their largest |value| becomes `_SQ8_LEVEL`), as
+    float32 (FAISS stores ⌊v⌋ + 128 of a direct value v, so whole numbers are kept exactly), and
+    the scale."""
+    peak = float(np.abs(values).max()) if values.size else 0.0
+    scale = (peak if peak > 0 else 1.0) / _SQ8_LEVEL
+    return np.round(values / np.float32(scale)).astype(np.float32), scale
 
 
 def _bytes_prepare(params: dict[str, Any], dimension: int) -> Callable[[np.ndarray], tuple[np.ndarray, float, float]]:
@@ -126,12 +130,9 @@ def _bytes_prepare(params: dict[str, Any], dimension: int) -> Callable[[np.ndarr
     max_l1, max_l2, max_error = (float(params[k]) for k in ("max_code_l1", "max_code_l2", "max_error_l2"))
 
     def prepare(query: np.ndarray) -> tuple[np.ndarray, float, float]:
-        peak = float(np.abs(query).max()) if query.size else 0.0
-        qscale = (peak if peak > 0 else 1.0) / _SQ8_LEVEL
-        scaled = query / np.float32(qscale)
-        codes = np.round(scaled).astype(np.float32)
+        codes, qscale = _rounded(query)
         code_norm = float(np.linalg.norm(codes))
-        rounding = float(np.linalg.norm(scaled - codes))
+        rounding = float(np.linalg.norm(query / np.float32(qscale) - codes))
         slack = (
             min(0.5 * float(np.abs(codes).sum()), code_norm * max_error)
             + min(0.5 * max_l1, rounding * max_l2)
@@ -181,10 +182,7 @@ def read_coarse(path: Path, dimension: int) -> CoarseCopy | None:
 def write_coarse(path: Path, matrix: np.ndarray) -> None:
     """Write the byte copy of `matrix` (rows in storage order) beside the float32 file `path`."""
     faiss = _faiss()
-    peak = float(np.abs(matrix).max()) if matrix.size else 0.0
-    scale = (peak if peak > 0 else 1.0) / _SQ8_LEVEL
-    # FAISS stores ⌊v⌋ + 128 of a direct value v: whole numbers are kept exactly, so round first.
-    codes = np.round(matrix / np.float32(scale)).astype(np.float32)
+    codes, scale = _rounded(matrix)
     copy = faiss.IndexScalarQuantizer(matrix.shape[1], faiss.ScalarQuantizer.QT_8bit_direct_signed, faiss.METRIC_INNER_PRODUCT)
     copy.add(codes)
     faiss.write_index(copy, str(coarse_path(path)))
@@ -333,7 +331,7 @@ class FaissVectorStore:
         faiss.omp_set_num_threads(_SEARCH_THREADS)
         try:
             if self._coarse is not None:
-                pairs = self._rescored(query, fetch)
+                pairs = self._rescored(self._coarse, query, fetch)
             else:
                 scores, ids = self._index.search(query, fetch)
                 pairs = [(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
@@ -344,19 +342,18 @@ class FaissVectorStore:
             return self._exhaustive(query[0], limit, None)
         return self._ordered(pairs, limit)
 
-    def _rescored(self, query: np.ndarray, fetch: int) -> list[tuple[int, float]]:
+    def _rescored(self, coarse: CoarseCopy, query: np.ndarray, fetch: int) -> list[tuple[int, float]]:
         """The float32 scan's best `fetch` (id, score) pairs, found through the coarse copy: its
         best candidates are rescored in float32; a vector outside them scores at most the last
         candidate's coarse score + the copy's error bound, so once the `fetch`-th rescored score is
         above that, nothing outside can enter the result (else the candidates widen)."""
-        assert self._coarse is not None
         faiss = _faiss()
         flat = faiss.downcast_index(self._index.index)
         _matrix, ids = self._arrays()
         total = len(ids)
         wanted = min(total, fetch * _COARSE_FIRST)
         while True:
-            coarse_scores, positions, error = self._coarse.scan(query[0], wanted)
+            coarse_scores, positions, error = coarse.scan(query[0], wanted)
             found = np.ascontiguousarray(positions[positions >= 0], dtype=np.int64)
             # FAISS's own inner product over the chosen rows: the very floats a full scan returns.
             exact = np.empty(len(found), dtype=np.float32)
