@@ -369,7 +369,7 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
     from woods.retrieval.code_search import CodeSearchConfig
     from woods.retrieval.retriever import Retriever
     from woods.store.index import METADATA_FILE, IndexStores, read_current
-    from woods.store.metadata import match_expression
+    from woods.store.lexical_query import match_expression
     from woods.tokens import query_terms
 
     out: dict[str, Any] = {"loadavg_start": loadavg()}

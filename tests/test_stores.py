@@ -17,7 +17,16 @@ from woods.store import index as layout
 from woods.store.graph import compute_pagerank
 from woods.store.identity import assign_keys, key_parts, public_identifier, strip_chunk, typed_key
 from woods.store.index import IndexStores, StoreLock
-from woods.store.metadata import informative_terms
+from woods.store import metadata as metadata_module
+from woods.store.lexical_query import (
+    bound,
+    first_split,
+    informative_terms,
+    next_split,
+    phrase_order,
+    proven,
+    split_expressions,
+)
 from woods.tokens import query_terms
 from woods.units import Dependency, Unit
 
@@ -185,6 +194,69 @@ def test_a_word_in_half_the_units_neither_pads_the_lexical_list_nor_seeds_a_subj
     subjects = LexicalSubjects(metadata, WEIGHTS)
     assert subjects.records_for("widget") == []
     assert [r["id"] for r in subjects.records_for("sprocket")] == ["Gear"]
+    stores.close()
+
+
+def test_phrases_are_summed_rarest_first_and_split_into_disjoint_expressions():
+    assert phrase_order([40, 3, 40, 0], 100) == [3, 1, 0, 2]  # ties keep query order
+    assert phrase_order([70, 60, 2], 100) == [2, 0, 1]  # counted up to half the rows: 70 ties 60
+    assert split_expressions(["rare", 'q"uote', "common"], 2) == (
+        '("rare" OR "q""uote") AND ("common")',
+        '("rare" OR "q""uote") NOT ("common")',
+    )
+
+
+def test_split_choice_and_its_proof():
+    assert first_split([5, 30, 500], 21) == 2  # 35 rows reach the fetch; 500 ≥ 2 × 35 saves enough
+    assert first_split([5, 30, 60], 21) == 3  # 60 < 2 × 35: one query over all
+    assert first_split([5, 6], 21) == 2  # never reaches the fetch: all
+    assert bound([1.0, 0.5]) > 2.2 * 1.5  # k1 + 1 per unit of IDF, with a margin
+    assert proven([9.0, 8.0, 4.0], 3, 3.9) and not proven([9.0, 8.0, 4.0], 3, 4.0)
+    assert not proven([9.0, 8.0], 3, 0.1)  # fewer rows than the limit: the rest could fill it
+    # After a failed round, enough phrases move to E that the rest is bounded below the score reached
+    idfs = [5.0, 2.0, 1.0, 0.5, 0.1]
+    assert next_split(idfs, 1, [9.0, 3.0], 2) == 3  # bound([0.5, 0.1]) = 1.32 < 3.0; bound([1, .5, .1]) ≥ 3
+    assert next_split(idfs, 1, [9.0], 2) == 2  # under the limit: one more
+
+
+def _split_corpus() -> list[Unit]:
+    """300 units: `data` in 100 short ones, `parse` once in 30 long ones (which therefore score
+    below a short `data` unit), `tokenizer` in 9, `misc` in the other 200 (over half: dropped)."""
+    units = []
+    for i in range(300):
+        words = ["data"] * (1 + i % 3) if i < 100 else ["misc"]
+        if i % 10 == 0:
+            words += ["parse", *["filler"] * 150]
+        if i % 37 == 0:
+            words.append("tokenizer")
+        body = " ".join(words)
+        units.append(unit(f"U{i:03d}", source=f"class U{i:03d}\n  # {body}\nend\n", path=f"app/u{i:03d}.rb"))
+    return units
+
+
+@pytest.mark.parametrize("limit", [1, 3, 5, 20, 40, 200])
+def test_split_lexical_queries_rank_exactly_as_one_query_over_all_terms(tmp_path, monkeypatch, limit):
+    """The MaxScore split (`E AND N`, `E NOT N`) must give the same keys and the same scores, bit
+    for bit, as asking every term at once — whether it proves its top list, widens, or gives up."""
+    stores = build(tmp_path, _split_corpus())
+    metadata = stores.metadata
+    rounds: list[int] = []
+    top_rows = metadata._top_rows
+
+    def counting(expressions, limit_, columns):
+        rounds.append(len(expressions))
+        return top_rows(expressions, limit_, columns)
+
+    monkeypatch.setattr(metadata, "_top_rows", counting)
+    queries = [["tokenizer", "parse", "data"], ["data", "parse"], ["parse", "misc", "data"], ["tokenizer", "data"]]
+    split = [metadata.lexical_search(q, limit, WEIGHTS) for q in queries]
+    split_rounds = list(rounds)
+    monkeypatch.setattr(metadata_module, "first_split", lambda rows, fetch: len(rows))  # one query, all terms
+    whole = [metadata.lexical_search(q, limit, WEIGHTS) for q in queries]
+    assert split == whole
+    assert all(hits for hits in split)
+    if limit <= 5:
+        assert 2 in split_rounds  # the split ran (and proved its list) on this corpus
     stores.close()
 
 

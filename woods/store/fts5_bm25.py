@@ -1,4 +1,4 @@
-"""FTS5's BM25, outside SQLite: the query-side tokenizer and the score, operation for operation.
+"""FTS5's BM25, outside SQLite: the score, operation for operation.
 
 Why: the PostgreSQL backend must rank the lexical leg exactly as the local index's FTS5 `bm25()`
 does, so both backends return the same ranked list (`docs/postgres.md` has the measurement that
@@ -11,39 +11,20 @@ columns, `avgdl` tokens per row, and `idf_i = ln((N − n_i + 0.5) / (n_i + 0.5)
 (`sqlite/ext/fts5/fts5_aux.c`, fts5Bm25Function). The published term statistics give every
 input; the arithmetic below keeps FTS5's order of operations so scores agree to the last bit.
 
-Query terms are cut with FTS5's own tokenizer (porter over unicode61, in an in-memory SQLite),
-so stemming and case folding are those of the index.
+Query terms are cut with FTS5's own tokenizer (`woods.store.lexical_query.fts5_phrases`), so
+stemming and case folding are those of the index; phrases are summed in the order FTS5 sums them
+(`lexical_query.phrase_order`).
 """
 
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Sequence
-
-from woods.store.metadata import LEXICAL_TOKENIZER, clean_terms
 
 # fts5_aux.c constants.
 BM25_K1 = 1.2
 BM25_B = 0.75
 IDF_FLOOR = 1e-6
-
-
-def fts5_phrases(terms: Sequence[str]) -> list[tuple[str, ...]]:
-    """Each term of `clean_terms(terms)` as FTS5 tokenizes it (a phrase: usually one stemmed
-    token), in query order — the phrases `match_expression(terms)` asks FTS5 for."""
-    cleaned = clean_terms(terms)
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize={LEXICAL_TOKENIZER!r})")
-        conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, 't', 'instance')")
-        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i + 1, term) for i, term in enumerate(cleaned)])
-        tokens: dict[int, list[tuple[int, str]]] = {}
-        for term, doc, offset in conn.execute("SELECT term, doc, offset FROM temp.v"):
-            tokens.setdefault(int(doc), []).append((int(offset), str(term)))
-    finally:
-        conn.close()
-    return [tuple(token for _offset, token in sorted(tokens.get(i + 1, []))) for i in range(len(cleaned))]
 
 
 def idf(rows: int, hits: int) -> float:

@@ -21,6 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from woods.store.base import Record, field_haystack, record_haystack, validate_search_fields
+from woods.store.fts5_bm25 import idf
+from woods.store.lexical_query import (
+    bound,
+    clean_terms,
+    first_split,
+    informative_terms,
+    match_expression,
+    next_split,
+    phrase_order,
+    proven,
+    split_expressions,
+)
 
 # SQLite limits host parameters per statement (32766 since 3.32); stay far below it.
 _BATCH = 900
@@ -113,10 +125,6 @@ CREATE INDEX IF NOT EXISTS chunks_unit ON chunks(unit_key);
 """
 _SCHEMA += _CHUNKS_SCHEMA
 
-# The lexical index's tokenizer (the `tokenize` option above): porter stemming over unicode61.
-# The PostgreSQL backend cuts query terms with it too (`woods.store.fts5_bm25`).
-LEXICAL_TOKENIZER = "porter unicode61 remove_diacritics 2 tokenchars '_'"
-
 _SEGMENT_SEPARATORS = re.compile(r"::|#|\.|:|/")
 
 
@@ -144,38 +152,6 @@ class LexicalDocument:
     path: str
     doc: str
     body: str
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def clean_terms(terms: Sequence[str]) -> list[str]:
-    """`terms` as the lexical index is asked for them: control characters dropped (SQLite reads a
-    NUL as the end of the query), surrounding blanks stripped, empty terms skipped."""
-    cleaned = (_CONTROL.sub("", term).strip() for term in terms)
-    return [term for term in cleaned if term]
-
-
-def informative_terms(terms: Sequence[str], rows: Sequence[int], total: int) -> list[str]:
-    """`terms` without those matching at least half of the `total` rows, when another term matches
-    some rows but fewer than half. `rows[i]` counts the rows matching `terms[i]` (at least up to
-    half of `total`).
-
-    Why: BM25 gives such a term the IDF floor (1e-6, `fts5_bm25.IDF_FLOOR`): it moves no score by
-    more than ~1e-5 yet makes FTS5 score every row it matches — `py` in a Python repository's
-    paths, `self` in its bodies: 60-130 ms per query on the standard library instead of a few. The
-    rows it alone would add score ~0 and only pad the list. When every term is that common, or the
-    others match nothing, the terms are kept as asked."""
-    common = [2 * n >= total for n in rows]
-    if not any(n > 0 and not c for n, c in zip(rows, common, strict=True)):
-        return list(terms)
-    return [term for term, c in zip(terms, common, strict=True) if not c]
-
-
-def match_expression(terms: Sequence[str]) -> str:
-    """An FTS5 query matching any of `terms`: each quoted (so no input is ever FTS5 syntax), control
-    characters dropped, empty terms skipped (`clean_terms`)."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in clean_terms(terms))
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,26 +363,53 @@ class SQLiteMetadataStore:
         if len(weights) != len(LEXICAL_COLUMNS):
             raise ValueError(f"lexical_search needs {len(LEXICAL_COLUMNS)} column weights, got {len(weights)}")
         cleaned = clean_terms(terms)
-        expression = match_expression(informative_terms(cleaned, self._term_rows(cleaned), self._lexical_rows()))
-        if not expression:
+        total = self._lexical_rows()
+        counts = dict(zip(cleaned, self._term_rows(cleaned), strict=True))
+        kept = informative_terms(cleaned, [counts[t] for t in cleaned], total)
+        if not match_expression(kept):
             return []
+        # Rarest first: the order FTS5 sums phrases in, so every split below scores rows exactly
+        # as one query over all of them (woods.store.lexical_query).
+        kept = [kept[i] for i in phrase_order([counts[t] for t in kept], total)]
+        rows_per_term = [counts[t] for t in kept]
+        idfs = [idf(total, n) for n in rows_per_term]
         columns = ", ".join(repr(float(w)) for w in weights)
-        # Ranked inside FTS5 alone (a join with `units` in the same statement made SQLite score and
-        # sort every match against the join: 4x slower). Ties at the cut are settled by key: the
-        # fetch grows until the row after the cut scores lower than the cut's.
-        fetch = limit + _LEXICAL_TIE_MARGIN
-        while True:
-            rows = self._lexical_conn.execute(
-                f"SELECT rowid, -bm25(lexical, {columns}) FROM lexical WHERE lexical MATCH ? "
-                f"ORDER BY bm25(lexical, {columns}) LIMIT ?",
-                (expression, fetch),
-            ).fetchall()
-            if len(rows) < fetch or len(rows) <= limit or rows[-1][1] < rows[limit - 1][1]:
+        essential = first_split(rows_per_term, limit + _LEXICAL_TIE_MARGIN)
+        while essential < len(kept):
+            rows = self._top_rows(split_expressions(kept, essential), limit, columns)
+            scores = [float(r[1]) for r in rows]
+            if proven(scores, limit, bound(idfs[essential:])):
                 break
-            fetch *= 4
+            essential = next_split(idfs, essential, scores, limit)
+        else:
+            rows = self._top_rows((match_expression(kept),), limit, columns)
         keys = self._keys_of([int(r[0]) for r in rows])
         ranked = sorted(((keys[int(rowid)], float(score)) for rowid, score in rows), key=lambda kv: (-kv[1], kv[0]))
         return ranked[:limit]
+
+    def _top_rows(self, expressions: Sequence[str], limit: int, columns: str) -> list[tuple[int, float]]:
+        """(rowid, score) of the best rows matching any of `expressions` (each ranked inside
+        FTS5 alone: a join with `units` in the same statement made SQLite score and sort every
+        match against the join, 4x slower), best first, at least `limit` of them when there are,
+        and never cut inside a tie at `limit`: the fetch grows until the row after the cut scores
+        lower than the cut's. `expressions` match disjoint rows (`split_expressions`); a round of
+        several keeps the best `fetch` of their lists, each a top list of its own, so a row left
+        out of one scores no higher than a row kept."""
+        fetch = limit + _LEXICAL_TIE_MARGIN
+        while True:
+            rows: list[tuple[int, float]] = []
+            for expression in expressions:
+                rows += self._lexical_conn.execute(
+                    f"SELECT rowid, -bm25(lexical, {columns}) FROM lexical WHERE lexical MATCH ? "
+                    f"ORDER BY bm25(lexical, {columns}) LIMIT ?",
+                    (expression, fetch),
+                ).fetchall()
+            if len(expressions) > 1:
+                rows.sort(key=lambda r: (-r[1], r[0]))
+                del rows[fetch:]
+            if len(rows) < fetch or len(rows) <= limit or rows[-1][1] < rows[limit - 1][1]:
+                return rows
+            fetch *= 4
 
     def _lexical_rows(self) -> int:
         if self._lexical_row_count is None:

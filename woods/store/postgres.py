@@ -43,17 +43,11 @@ import numpy as np
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, InputError
 from woods.store.base import Record, VectorHit, field_haystack, validate_search_fields
-from woods.store.fts5_bm25 import BM25_B, BM25_K1, fts5_phrases, idf
+from woods.store.fts5_bm25 import BM25_B, BM25_K1, idf
 from woods.store.graph import SQLiteGraphStore
 from woods.store.index import SCHEMA_VERSION, Manifest
-from woods.store.metadata import (
-    LEXICAL_COLUMNS,
-    ChunkRow,
-    FileRow,
-    UnitSummary,
-    clean_terms,
-    informative_terms,
-)
+from woods.store.lexical_query import clean_terms, fts5_phrases, informative_terms, phrase_order
+from woods.store.metadata import LEXICAL_COLUMNS, ChunkRow, FileRow, UnitSummary
 from woods.store.pg_connect import (
     SCHEMA,
     check_repo_name,
@@ -363,6 +357,10 @@ class PostgresMetadataStore:
         if len(kept) < len(words):
             indexes = [i for i, word in zip(indexes, words, strict=True) if word in kept]
             words = [word for word in words if word in kept]
+        # Summed in the order FTS5 sums them for the local index (rarest first, `phrase_order`).
+        order = phrase_order([hits[i] for i in indexes], rows)
+        indexes = [indexes[j] for j in order]
+        words = [words[j] for j in order]
         idfs = [idf(rows, hits[i]) for i in indexes]
         avgdl = float(tokens) / float(rows)
         w = [float(x) for x in weights]
@@ -380,7 +378,7 @@ class PostgresMetadataStore:
                 "ORDER BY score DESC, u.key LIMIT %(limit)s"
             )
             params = {
-                "k1": BM25_K1, "b": BM25_B, "avgdl": avgdl, "i": indexes, "t": words, "idf": idfs, "limit": limit,
+                "k1": BM25_K1, "b": BM25_B, "avgdl": avgdl, "i": list(range(len(indexes))), "t": words, "idf": idfs, "limit": limit,
                 "w0": w[0], "w1": w[1], "w2": w[2], "w3": w[3], "w4": w[4],
             }
             found.extend((-float(score), part.outer(key)) for key, score in self._rows(sql, params))
