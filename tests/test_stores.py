@@ -14,10 +14,10 @@ from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
 from woods.indexing import build_index_from_units
 from woods.retrieval.subjects import LexicalSubjects
 from woods.store import index as layout
+from woods.store import metadata as metadata_module
 from woods.store.graph import compute_pagerank
 from woods.store.identity import assign_keys, key_parts, public_identifier, strip_chunk, typed_key
 from woods.store.index import IndexStores, StoreLock
-from woods.store import metadata as metadata_module
 from woods.store.lexical_query import (
     bound,
     first_split,
