@@ -9,8 +9,9 @@ k-th best score exceeds what the common words alone can add. The plan (MaxScore,
 1995) splits the phrases into *essential* ones E (rarest first) and the rest N, asks
 `E AND N` and `E NOT N` (every phrase stays in both expressions, so each row gets its full
 score), and accepts the union's top k when its k-th score is above N's upper bound; otherwise it
-moves phrases from N to E — at most twice, since a failed round's k-th score already says how
-many must move — and in the end asks every phrase at once.
+moves phrases from N to E — after a round that found k rows, as many as its k-th score says must
+move, so the next round proves its list; after one that found fewer, one — and in the end asks
+every phrase at once.
 
 Guarantees: the ranked list is exactly that of one query over all phrases (same rows, same
 scores to the last bit): every expression lists the phrases in `phrase_order`, and FTS5 sums a
