@@ -248,7 +248,8 @@ def test_split_lexical_queries_rank_exactly_as_one_query_over_all_terms(tmp_path
         return top_rows(expressions, limit_, columns)
 
     monkeypatch.setattr(metadata, "_top_rows", counting)
-    queries = [["tokenizer", "parse", "data"], ["data", "parse"], ["parse", "misc", "data"], ["tokenizer", "data"]]
+    queries = [["tokenizer", "parse", "data"], ["data", "parse"], ["parse", "misc", "data"], ["tokenizer", "data"],
+               ['"', "parse", "NEAR(", "data"], ["tokenizer", "\u2014", "parse", "data"]]  # FTS5 syntax, no token
     split = [metadata.lexical_search(q, limit, WEIGHTS) for q in queries]
     split_rounds = list(rounds)
     monkeypatch.setattr(metadata_module, "first_split", lambda rows, fetch: len(rows))  # one query, all terms
