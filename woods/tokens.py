@@ -57,8 +57,11 @@ def split_identifier(word: str) -> tuple[str, ...]:
 def code_tokens(text: str) -> list[str]:
     """Every identifier-like word of `text` with its parts, in order (for indexing documents)."""
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        out.extend(split_identifier(match.group()))
+    extend = out.extend
+    # `findall` hands back the words as strings, without a match object each: the phase-1 index
+    # of the standard library cuts ~100 MB of text here (measured: 0.48 → 0.37 s on 11.8 MB).
+    for word in _WORD.findall(text):
+        extend(split_identifier(word))
     return out
 
 
