@@ -261,6 +261,22 @@ def test_split_lexical_queries_rank_exactly_as_one_query_over_all_terms(tmp_path
     stores.close()
 
 
+def test_a_published_lexical_index_is_one_segment(tmp_path):
+    """The writer merges FTS5's segments before publishing (`MetadataWriter.commit_and_close`):
+    enough distinct words to make FTS5 flush several segments still end as one."""
+    writer = metadata_module.MetadataWriter(tmp_path / "m.sqlite3")
+    for i in range(3000):
+        words = " ".join(f"w{i}x{j}" for j in range(60))
+        record = {"identifier": f"U{i}", "type": "class", "file_path": f"a/u{i}.rb", "source_code": words}
+        document = metadata_module.LexicalDocument(f"u{i}", "", f"a u{i} rb", "", words)
+        writer.add_unit(f"U{i}", record, f"s{i}", 0.0, lexical=document)
+    writer.commit_and_close()
+    conn = sqlite3.connect(tmp_path / "m.sqlite3")
+    assert conn.execute("SELECT count(DISTINCT segid) FROM lexical_idx").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM lexical WHERE lexical MATCH 'w2999x59'").fetchone()[0] == 1
+    conn.close()
+
+
 # -- vectors ------------------------------------------------------------------------------------------
 
 
