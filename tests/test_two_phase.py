@@ -7,6 +7,7 @@ kill tests run the real CLI in a subprocess and SIGKILL it at an announced point
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import shutil
@@ -22,9 +23,12 @@ import pytest
 from tests.conftest import FIXTURES, REPO, run_cli
 from tests.helpers import FAKE_EMBEDDER, CountingFake
 from woods.embedding.fake import FakeEmbeddingProvider
+from woods.errors import InputError
 from woods.indexing import index_repository
+from woods.indexing.collector import paused_collector
 from woods.indexing.generation import EMBED_BATCH, EmbeddingCancelled
 from woods.indexing.resume import ResumeCache, read_progress
+from woods.indexing.summary import SilentProgress
 from woods.retrieval.retriever import Retriever
 from woods.store import index as layout
 from woods.store.index import IndexStores
@@ -314,3 +318,49 @@ def test_watch_stops_embedding_when_the_tree_changes_again(tmp_path):
         assert stores.has_vectors
         names = {r["identifier"] for r in stores.metadata.all_records()}
         assert "ledger.late.late_arrival" in names and "ledger.early.early_0" in names
+
+
+class _CollectorStates(SilentProgress):
+    """Records whether Python's cyclic collector ran at each phase the indexer announces."""
+
+    def __init__(self) -> None:
+        self.states: list[tuple[str, bool]] = []
+
+    def phase(self, name: str, total: int | None) -> None:
+        self.states.append((name, gc.isenabled()))
+
+
+def test_phase_one_runs_with_the_collector_paused_and_phase_two_with_it_back(tmp_path):
+    root = _repo(tmp_path)
+    progress = _CollectorStates()
+    assert gc.isenabled()
+    index_repository(root, tmp_path / "s", CountingFake, progress=progress, workers=1)
+    states: dict[str, bool] = {}
+    for name, enabled in progress.states:
+        states.setdefault(name, enabled)  # each phase's first announcement ("write" recurs in phase 2)
+    assert states["parse"] is False and states["write"] is False  # phase 1: paused
+    assert states["embed"] is True  # phase 2: collected again
+    assert gc.isenabled()
+
+
+def test_the_pause_restores_the_collector_as_it_found_it(tmp_path):
+    with paused_collector():
+        assert not gc.isenabled()
+        with paused_collector():  # nested: resumes only with the outer one
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_collector():
+            pass
+        assert not gc.isenabled()  # an application that turned it off keeps it off
+    finally:
+        gc.enable()
+    with pytest.raises(RuntimeError), paused_collector():
+        raise RuntimeError("boom")
+    assert gc.isenabled()
+    # A failed run resumes it too: a path that is not a directory fails before phase 1 ends.
+    with pytest.raises(InputError):
+        index_repository(tmp_path / "missing", tmp_path / "s", CountingFake, workers=1)
+    assert gc.isenabled()

@@ -31,6 +31,7 @@ import numpy as np
 
 from woods.embedding.provider import EmbeddingProvider
 from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError
+from woods.indexing.collector import paused_collector
 from woods.indexing.lexical import lexical_document
 from woods.indexing.plan import PreparedText, children_by_parent, prepare_texts
 from woods.indexing.resume import ProgressFile, ResumeCache
@@ -430,6 +431,7 @@ def build_index_from_units(
     vectors: bool = True,
     should_stop: Callable[[], bool] | None = None,
     on_searchable: Callable[[IndexSummary], None] | None = None,
+    phase1_done: Callable[[], None] | None = None,
     run_started: float | None = None,
 ) -> IndexSummary:
     """Write and publish a complete index of already-extracted units, in two phases.
@@ -447,6 +449,9 @@ def build_index_from_units(
     caller already holds the store lock. Vectors are reused from `previous` (a generation the
     caller already opened) or, when not given, from the store's newest vector-complete
     generation; `reuse_vectors=False` embeds everything (the resume cache included).
+    Python's cyclic collector is paused while phase 1 runs (`paused_collector`); a caller that
+    paused it earlier (the repository pipeline, from discovery on) passes `phase1_done`, which is
+    called once phase 1 is published or skipped.
     """
     progress = progress or SilentProgress()
     target = target_for(store_dir)
@@ -458,26 +463,29 @@ def build_index_from_units(
     run_started = time.perf_counter() if run_started is None else run_started
     with target.lock(wait) if lock else contextlib.nullcontext():
         target.cleanup()
-        linked = link_units(units, link=link, prefix_aliases=prefix_aliases or {})
-        embedder = embedder_description(provider)
         private: Path | None = None  # an unpublished lexical build (backends without two phases)
-        if lexical is None:
-            build = target.new_build_dir()
-            try:
-                lexical_manifest = write_lexical_generation(
-                    build, linked, embedder, root=root, files=files, summary=summary, progress=progress,
-                    extra_manifest=extra_manifest or {}, extractions=extractions or {},
-                )
-                if local is not None:
-                    lexical = local / layout.GENERATIONS_DIR / _publish(target, build, summary)
-                else:
-                    lexical = private = build
-            except BaseException:
-                shutil.rmtree(build, ignore_errors=True)
-                raise
-        else:
-            lexical_manifest = layout.read_manifest(lexical).data
-            summary.generation = lexical.name
+        with paused_collector():  # phase 1's objects all live until it is published
+            linked = link_units(units, link=link, prefix_aliases=prefix_aliases or {})
+            embedder = embedder_description(provider)
+            if lexical is None:
+                build = target.new_build_dir()
+                try:
+                    lexical_manifest = write_lexical_generation(
+                        build, linked, embedder, root=root, files=files, summary=summary, progress=progress,
+                        extra_manifest=extra_manifest or {}, extractions=extractions or {},
+                    )
+                    if local is not None:
+                        lexical = local / layout.GENERATIONS_DIR / _publish(target, build, summary)
+                    else:
+                        lexical = private = build
+                except BaseException:
+                    shutil.rmtree(build, ignore_errors=True)
+                    raise
+            else:
+                lexical_manifest = layout.read_manifest(lexical).data
+                summary.generation = lexical.name
+        if phase1_done is not None:  # the caller's own pause of phase 1 ends here too
+            phase1_done()
         try:
             if local is not None:
                 summary.searchable_seconds = round(time.perf_counter() - run_started, 3)

@@ -8,6 +8,7 @@ parsing and embedding in vain.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections import Counter
@@ -20,6 +21,7 @@ from woods.discovery import discover
 from woods.embedding.provider import EmbeddingProvider
 from woods.errors import InputError
 from woods.extract.layout import RepositoryLayout
+from woods.indexing.collector import paused_collector
 from woods.indexing.generation import (
     build_index_from_units,
     crash_test_pause,
@@ -117,8 +119,12 @@ def index_repository(
         target.cleanup()
         previous, vectors_trusted = (None, False) if full else open_previous_checked(target, summary)
         try:
-            return _index_locked(root, target, provider_factory, progress, summary, previous,
-                                 options, vectors_trusted)
+            # Phase 1's objects (files, units, their raw form, links, documents) all live until
+            # it is published: the collector is paused until then and resumes for phase 2.
+            with contextlib.ExitStack() as phase1:
+                phase1.enter_context(paused_collector())
+                return _index_locked(root, target, provider_factory, progress, summary, previous,
+                                     options, vectors_trusted, phase1.close)
         finally:
             if previous is not None:
                 previous.close()
@@ -174,6 +180,7 @@ def _index_locked(
     previous: IndexStores | PostgresStores | None,
     options: _RunOptions,
     vectors_trusted: bool,
+    phase1_done: Callable[[], None],
 ) -> IndexSummary:
     max_file_bytes, allow_purge = options.max_file_bytes, options.allow_purge
     started = time.perf_counter()
@@ -253,7 +260,8 @@ def _index_locked(
     # unreadable published index reuse nothing.
     vector_source: VectorSource | None = previous if previous is not None and _has_vectors(previous) else None
     return _build(units, provider, store_dir, root, rows, summary, progress, aliases, layout_key,
-                  extractions, vector_source, lexical, options, reuse=not options.full and vectors_trusted)
+                  extractions, vector_source, lexical, options, reuse=not options.full and vectors_trusted,
+                  phase1_done=phase1_done)
 
 
 def _has_vectors(stores: IndexStores | PostgresStores) -> bool:
@@ -277,6 +285,7 @@ def _build(
     options: _RunOptions,
     *,
     reuse: bool,
+    phase1_done: Callable[[], None],
 ) -> IndexSummary:
     return build_index_from_units(
         units,
@@ -304,6 +313,7 @@ def _build(
         should_stop=options.should_stop,
         on_searchable=options.on_searchable,
         run_started=options.started,
+        phase1_done=phase1_done,
     )
 
 
