@@ -65,10 +65,11 @@ MAX_EXAMPLES = 15
 NON_IDENTIFIER_QUERY_TYPES = frozenset({"method", "function", "route"})
 # Grammar used for the bare-parse baseline of each woods language (erb files are embedded templates).
 PARSE_GRAMMAR = {"erb": "embedded_template", "csharp": "c_sharp"}
-# Template languages whose bare parse includes their injected code: (grammar, query capturing the
-# code as `@code`). An ERB file is Ruby inside a template; tree-sitter's own ERB highlighting parses
-# both, and so must a baseline for an extractor that reads the Ruby.
-INJECTED = {"erb": ("ruby", "(directive (code) @code) (output_directive (code) @code)")}
+# Template languages whose bare parse includes their injected code: the injected grammar. An ERB
+# file is Ruby inside a template; tree-sitter's own ERB highlighting parses both, and so must a
+# baseline for an extractor that reads the Ruby. The code ranges are the template grammar's
+# `code` nodes (`woods.extract.erb.CODE_QUERY_SOURCE`).
+INJECTED = {"erb": "ruby"}
 
 # Natural-language queries per dominant language; generic ones fill in for other repositories.
 DESCRIPTION_QUERIES: dict[str, tuple[str, ...]] = {
@@ -419,10 +420,9 @@ def bare_parse(lang: str, path: str, data: bytes, tree: Any = None) -> Any:
         tree = base.parse(_grammar(lang, path), data)
     injected = INJECTED.get(lang)
     if injected is not None:
-        grammar, query = injected
-        nodes = QueryCursor(_injection_query(_grammar(lang, path), query)).captures(tree.root_node).get("code", [])
+        nodes = QueryCursor(_injection_query(_grammar(lang, path))).captures(tree.root_node).get("code", [])
         if nodes:
-            parser = base.parser(grammar)
+            parser = base.parser(injected)
             parser.included_ranges = [
                 Range(n.start_point, n.end_point, n.start_byte, n.end_byte) for n in sorted(nodes, key=_start_byte)
             ]
@@ -434,12 +434,13 @@ def bare_parse(lang: str, path: str, data: bytes, tree: Any = None) -> Any:
 
 
 @functools.cache
-def _injection_query(grammar: str, pattern: str) -> Any:
+def _injection_query(grammar: str) -> Any:
     from tree_sitter import Query
 
     from woods.extract import base
+    from woods.extract.erb import CODE_QUERY_SOURCE
 
-    return Query(base.language(grammar), pattern)
+    return Query(base.language(grammar), CODE_QUERY_SOURCE)
 
 
 def _start_byte(node: Any) -> int:

@@ -102,7 +102,7 @@ def _code_nodes(template: Node) -> list[Node]:
 # Every byte but a newline becomes a space (what `_NOT_NEWLINE.sub(b" ", …)` does, in one C pass).
 _BLANK = bytes(0x0A if byte == 0x0A else 0x20 for byte in range(256))
 # The Ruby `code` of `<% %>` and `<%= %>` directives (not comments `<%# %>`).
-_CODE_QUERY_SOURCE = "(directive (code) @code) (output_directive (code) @code)"
+CODE_QUERY_SOURCE = "(directive (code) @code) (output_directive (code) @code)"
 # The template's facts, found by the same traversal as the references (`RubyScan`): `render`
 # calls without a receiver, identifiers that may be route helpers (`_ROUTE_HELPER` decides; the
 # query only skips those that cannot end in `_path`/`_url`) and instance variables.
@@ -119,7 +119,7 @@ def _start_byte(node: Node) -> int:
 
 @functools.cache
 def _code_query() -> Query:
-    return Query(base.language("embedded_template"), _CODE_QUERY_SOURCE)
+    return Query(base.language("embedded_template"), CODE_QUERY_SOURCE)
 
 
 def _fact_nodes(root: Node, code: bytes, file_path: str) -> tuple[dict[str, list[Node]], list[tuple[int, Dependency]]]:

@@ -23,6 +23,7 @@ from typing import Any
 from woods.store.base import Record, field_haystack, record_haystack, validate_search_fields
 from woods.store.fts5_bm25 import idf
 from woods.store.lexical_query import (
+    LEXICAL_TOKENIZER,
     bound,
     clean_terms,
     first_split,
@@ -55,7 +56,7 @@ _SUMMARY_COLUMNS = "key, identifier, name, type, language, file_path, line_start
 
 
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
@@ -103,7 +104,7 @@ CREATE INDEX IF NOT EXISTS edges_target ON edges(target);
 CREATE TABLE IF NOT EXISTS extractions (path TEXT PRIMARY KEY, data TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(
     name, qualifier, path, doc, body,
-    content='', tokenize="porter unicode61 remove_diacritics 2 tokenchars '_'"
+    content='', tokenize={LEXICAL_TOKENIZER!r}
 );
 """
 
@@ -366,7 +367,7 @@ class SQLiteMetadataStore:
         total = self._lexical_rows()
         counts = dict(zip(cleaned, self._term_rows(cleaned), strict=True))
         kept = informative_terms(cleaned, [counts[t] for t in cleaned], total)
-        if not match_expression(kept):
+        if not kept:
             return []
         # Rarest first: the order FTS5 sums phrases in, so every split below scores rows exactly
         # as one query over all of them (woods.store.lexical_query).
