@@ -64,7 +64,10 @@ class _Draft:
     node: Node
     parent: _Draft | None
     namespace: str | None
-    cls: _Draft | None  # the innermost class at or around the draft (self and super calls)
+    # The innermost class at or around the draft (self and super calls); a class draft's is
+    # itself, a reference cycle `_Extractor.run` breaks once the units are frozen (the cyclic
+    # collector is paused while an index is built, and would keep every file's drafts alive).
+    cls: _Draft | None
     signature: str | None = None
     docstring: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -323,6 +326,8 @@ class _Extractor:
                 self.prefixes.add(identifier[:end])
                 end = identifier.rfind(".", 0, end)
         units = tuple(self._freeze(d) for d in self.drafts)
+        for draft in self.drafts:  # a class draft is its own `cls`: break that cycle (see `_Draft`)
+            draft.cls = None
         return FileExtraction(self.file_path, LANGUAGE, units, base.syntax_warnings(tree, self.file_path))
 
     def _walk(self, root: Node, module: _Draft) -> None:

@@ -138,6 +138,15 @@ class RubyFile:
     file_requires: list[tuple[int, Dependency]]
     scan: RubyScan | None = None
 
+    def release(self) -> None:
+        """Break the drafts' reference cycles (a class's `methods` list its method drafts, whose
+        `owner` is the class) once the file's units are built, so reference counting frees the
+        drafts, their nodes and the tree at once: the cyclic collector is paused while an index
+        is built, and it would otherwise keep every Ruby file's drafts until phase 1 ends."""
+        for draft in self.drafts:
+            draft.owner = None
+            draft.methods = []
+
     def references(self, root: Node, nesting: tuple[str, ...]) -> list[tuple[int, Dependency]]:
         """`collect_references(root, …)` for a unit root or the file's root, from the scan when it can tell."""
         found = self.scan.references(root, nesting) if self.scan is not None else None

@@ -71,5 +71,8 @@ def enrich(walked: RubyFile, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> tuple
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Ruby file (`.rb`, `.rake`, `Rakefile`, `Gemfile`, …), Rails-aware by path."""
     walked, warnings = walk_file(file_path, source)
-    extra_units, file_metadata = enrich(walked, layout)
-    return assemble(walked, warnings, extra_units, file_metadata)
+    try:
+        extra_units, file_metadata = enrich(walked, layout)
+        return assemble(walked, warnings, extra_units, file_metadata)
+    finally:
+        walked.release()

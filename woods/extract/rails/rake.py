@@ -50,43 +50,39 @@ def _task_name_and_prereqs(args: list[Node], source: bytes) -> tuple[str | None,
 
 def rake_task_units(walked: RubyFile) -> list[Unit]:
     units: list[Unit] = []
-    source = walked.source
-
-    def visit(statements: list[Node], namespace: list[str]) -> None:
-        description: str | None = None
-        for node in statements:
-            if node.type != "call" or node.child_by_field_name("receiver") is not None:
-                if node.type != "comment":
-                    description = None  # a `desc` describes only the task right after it
-                continue
-            name = call_name(node, source)
-            args = call_arguments(node)
-            if name == "desc":
-                description = string_value(args[0], source) if args else None
-                continue
-            if name == "namespace":
-                label = string_value(args[0], source) if args else None
-                visit(block_statements(call_block(node)), [*namespace, label] if label else namespace)
-            elif name in ("task", "multitask"):
-                task, prereqs, task_args = _task_name_and_prereqs(args, source)
-                if task:
-                    units.append(
-                        _task_unit(
-                            walked,
-                            node,
-                            ":".join([*namespace, task]),
-                            namespace,
-                            description,
-                            prereqs,
-                            task_args,
-                        )
-                    )
-            elif call_block(node) is not None:
-                visit(block_statements(call_block(node)), namespace)
-            description = None
-
-    visit([c for c in walked.root.named_children], [])
+    _visit_tasks(walked, list(walked.root.named_children), [], units)
     return units
+
+
+def _visit_tasks(walked: RubyFile, statements: list[Node], namespace: list[str], units: list[Unit]) -> None:
+    """Append the tasks among `statements` (and inside their `namespace` and other blocks) to
+    `units`. A module-level function, not a closure calling itself: such a closure is a
+    reference cycle that would keep the whole file's tree and extraction alive until the cyclic
+    collector runs (and it is paused while an index is built)."""
+    source = walked.source
+    description: str | None = None
+    for node in statements:
+        if node.type != "call" or node.child_by_field_name("receiver") is not None:
+            if node.type != "comment":
+                description = None  # a `desc` describes only the task right after it
+            continue
+        name = call_name(node, source)
+        args = call_arguments(node)
+        if name == "desc":
+            description = string_value(args[0], source) if args else None
+            continue
+        if name == "namespace":
+            label = string_value(args[0], source) if args else None
+            _visit_tasks(walked, block_statements(call_block(node)), [*namespace, label] if label else namespace, units)
+        elif name in ("task", "multitask"):
+            task, prereqs, task_args = _task_name_and_prereqs(args, source)
+            if task:
+                units.append(
+                    _task_unit(walked, node, ":".join([*namespace, task]), namespace, description, prereqs, task_args)
+                )
+        elif call_block(node) is not None:
+            _visit_tasks(walked, block_statements(call_block(node)), namespace, units)
+        description = None
 
 
 def _task_unit(
