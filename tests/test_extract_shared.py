@@ -136,6 +136,14 @@ def test_written_out_unit_and_dependency_init_keep_the_dataclass_behaviour() -> 
     for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
         assert pickle.loads(pickle.dumps(by_keyword, protocol)) == by_keyword
         assert pickle.loads(pickle.dumps(dep, protocol)) == dep
+    # Pickling rebuilds through `__reduce__`: it must carry every field, in the order __init__ takes.
+    every = Unit("m.C.f", "method", "python", "m.py", 3, 9, "def f(): ...", "m.C", "f()", "Doc.", "m.C", {"k": [1]},
+                 (dep, Dependency("x", "imports", "module")))
+    for value in (every, dep, Dependency("x", "imports", "module")):
+        cls, args = value.__reduce__()
+        assert cls is type(value) and len(args) == len(dataclasses.fields(value))
+        assert args == tuple(getattr(value, f.name) for f in dataclasses.fields(value))
+        assert pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL)) == value
     extraction = FileExtraction("m.py", "python", (by_keyword,))
     assert pickle.loads(pickle.dumps(extraction)) == extraction
     assert dataclasses.replace(by_keyword, parent=None).parent is None

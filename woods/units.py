@@ -29,9 +29,14 @@ def sha256_hex(text: str) -> str:
 # `object.__setattr__(self, name, value)`, which finds the slot by name on every call; calling the
 # slot's own setter stores the same value directly. Measured under callgrind (CPython 3.11): a
 # 13-field Unit built from keywords fell from about 20,000 to 10,000 instructions. Everything else
-# (fields, defaults, equality, hashing, repr, `replace`, pickling, frozen assignment) is still the
+# (fields, defaults, equality, hashing, repr, `replace`, frozen assignment) is still the
 # dataclass's own. The setters are bound below each class, as `dataclass(slots=True)` replaces
 # the class the body defined.
+#
+# Pickling (parse workers send every file's units to the indexing process) goes through
+# `__reduce__`: the class and its field values, rebuilt by that `__init__`. The dataclass's own
+# slots pickling lists `fields()` and sets each through `object.__setattr__`, per object: on the
+# standard library's 74k units (106 MB of pickles), dumps 1.14 → 0.68 s and loads 3.45 → 2.26 s.
 
 
 def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
@@ -74,6 +79,9 @@ class Dependency:
         _set_dependency_via(self, via)
         _set_dependency_target_type(self, target_type)
         _set_dependency_lookup(self, lookup)
+
+    def __reduce__(self) -> tuple[type[Dependency], tuple[str, str, str | None, tuple[str, ...]]]:
+        return (Dependency, (self.target, self.via, self.target_type, self.lookup))
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.target_type, "target": self.target, "via": self.via}
@@ -149,6 +157,16 @@ class Unit:
         _set_unit_parent(self, parent)
         _set_unit_metadata(self, {} if metadata is _NEW_DICT else metadata)
         _set_unit_dependencies(self, dependencies)
+
+    def __reduce__(self) -> tuple[Callable[..., Unit], tuple[Any, ...]]:
+        return (
+            Unit,
+            (
+                self.identifier, self.type, self.language, self.file_path, self.line_start, self.line_end,
+                self.source_code, self.namespace, self.signature, self.docstring, self.parent, self.metadata,
+                self.dependencies,
+            ),
+        )
 
     @property
     def source_hash(self) -> str:
