@@ -499,3 +499,25 @@ def test_cleanup_never_removes_a_generation_a_reader_holds_and_a_reader_never_lo
 def test_a_first_index_is_reported_as_full_not_incremental(tmp_path):
     summary, _provider = _index(_repo(tmp_path), tmp_path / "s")
     assert summary.full is True and summary.reused_files == 0
+
+
+def test_a_broken_pools_workers_are_killed_so_its_shutdown_cannot_hang():
+    """`_kill_workers` stops every worker a pool still holds (CPython 3.11 can leave a worker it
+    started while breaking unterminated, and its shutdown would join it forever)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from woods.indexing.parse import _kill_workers
+
+    pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("forkserver"))
+    try:
+        pids = {f.result(timeout=60) for f in [pool.submit(os.getpid) for _ in range(4)]}
+        processes = list(pool._processes.values())
+        assert pids and all(p.is_alive() for p in processes)
+        _kill_workers(pool)
+        for process in processes:
+            process.join(timeout=30)
+        assert not any(p.is_alive() for p in processes)
+        _kill_workers(pool)  # again, on processes already gone: nothing raised
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -154,6 +154,7 @@ def _parse_all(
             summary.warnings.append(
                 f"a parse worker died after {len(fresh)} of {len(jobs)} files; parsed the rest in-process"
             )
+            _kill_workers(pool)
         finally:
             pool.shutdown(cancel_futures=True)
     for job in jobs:
@@ -161,6 +162,23 @@ def _parse_all(
             fresh[job[1]] = extract_one(*job, layout)
             progress.advance()
     return fresh
+
+
+def _kill_workers(pool: object) -> None:
+    """Kill every worker process a broken pool still has, so its shutdown cannot wait forever.
+
+    Why: CPython 3.11's pool terminates the workers it knows of when one dies, then joins them
+    all; a worker it starts while it is breaking (workers start on demand, from the submitting
+    thread) is never terminated, and the join — then `shutdown` — waits on it forever (seen once
+    in the suite: the parent idle in `shutdown`, one idle worker left). Killing an already
+    finished process does nothing. The pool's process table is a private attribute; without it
+    nothing is killed and the pool behaves as before."""
+    processes = getattr(pool, "_processes", None)
+    for process in list(processes.values()) if isinstance(processes, dict) else []:
+        try:
+            process.kill()
+        except (OSError, ValueError, AttributeError):  # exited meanwhile, or already closed
+            continue
 
 
 def cache_lookup(
