@@ -1,9 +1,9 @@
 """Extraction leaves no reference cycles behind: what it builds for a file is freed by reference
 counting the moment the file's units are returned.
 
-Why it matters: the cyclic collector is paused while an index is built (woods/indexing/collector.py,
-in the indexing process and in its parse workers), so a cycle left per file stays in memory until
-the run ends — the Ruby drafts' owner ↔ methods links and Python's class drafts (their own `cls`)
+Why it matters: the cyclic collector is paused while phase 1 of an index is built
+(woods/indexing/collector.py), so a cycle left per file extracted in the indexing process stays in
+memory until phase 1 ends — the Ruby drafts' owner ↔ methods links and Python's class drafts (their own `cls`)
 kept 760 MB of the standard library's extraction alive that way.
 """
 

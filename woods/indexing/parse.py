@@ -22,6 +22,8 @@ from woods.store.metadata import FileRow
 from woods.units import Unit
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from woods.store.index import IndexStores
     from woods.store.postgres import PostgresStores
 
@@ -164,7 +166,7 @@ def _parse_all(
     return fresh
 
 
-def _kill_workers(pool: object) -> None:
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
     """Kill every worker process a broken pool still has, so its shutdown cannot wait forever.
 
     Why: CPython 3.11's pool terminates the workers it knows of when one dies, then joins them
@@ -177,7 +179,7 @@ def _kill_workers(pool: object) -> None:
     for process in list(processes.values()) if isinstance(processes, dict) else []:
         try:
             process.kill()
-        except (OSError, ValueError, AttributeError):  # exited meanwhile, or already closed
+        except (OSError, ValueError):  # exited meanwhile, or already closed
             continue
 
 
