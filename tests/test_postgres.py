@@ -117,6 +117,10 @@ def test_vector_hits_equal_faiss_and_filters_apply_before_the_limit(both):
             vector = rng.standard_normal(lg.stores.vectors.dimension).astype(np.float32)
             vector /= np.linalg.norm(vector)
             assert lg.stores.vectors.search(vector, 25) == sg.stores.vectors.search(vector, 25)
+            for limit in (1, 25):  # code search's vector leg: keys and scores only
+                units = lg.stores.vectors.search_units(vector, limit)
+                assert units == sg.stores.vectors.search_units(vector, limit)
+                assert units == [(h.metadata["key"], h.score) for h in lg.stores.vectors.search(vector, limit)]
             for options in ({"types": ["method"]}, {"keys": lg.stores.metadata.all_identifiers()[:40]}):
                 a = lg.stores.vectors.search(vector, 25, **options)
                 b = sg.stores.vectors.search(vector, 25, **options)

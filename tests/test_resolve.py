@@ -460,8 +460,12 @@ def test_cosine_floor_drops_weak_vector_hits():
         def search(self, vector, limit, types=None, keys=None):
             return [VectorHit("A", 0.9, {}), VectorHit("B", 0.3, {}), VectorHit("C", 0.29, {})]
 
+        def search_units(self, vector, limit):
+            return [("a", 0.9), ("b", 0.3), ("c", 0.29)]
+
     floored = _CosineFloorVectors(Vectors(), 0.3)
     assert [h.embedding_id for h in floored.search(None, 10)] == ["A", "B"]
+    assert floored.search_units(None, 10) == [("a", 0.9), ("b", 0.3)]
     assert floored.dimension == 4
 
 

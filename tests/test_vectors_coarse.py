@@ -164,3 +164,51 @@ def test_vectors_too_wide_for_exact_byte_sums_get_no_coarse_copy(tmp_path: Path)
     store = FaissVectorStore(path, lambda ids: _meta(ids, len(rows)), wide)
     assert store._coarse is None
     assert [h.embedding_id for h in store.search(rows[9], 3)][0] == "e00009"
+
+
+def _reversed_meta(ids: list[int] | None, total: int) -> dict[int, tuple[str, str, str, str, str]]:
+    """`_meta` with unit keys in the opposite order to embedding ids, so an order by key and one by
+    embedding id differ on every tie."""
+    return {i: (e, f"k{total - i:05d}", *rest) for i, (e, _k, *rest) in _meta(ids, total).items()}
+
+
+def _keys(ids: list[int], total: int, asked: list[list[int]]) -> dict[int, tuple[str, str]]:
+    asked.append(list(ids))
+    return {i: (e, k) for i, (e, k, *_rest) in _reversed_meta([i for i in ids if i < total], total).items()}
+
+
+@pytest.mark.parametrize("limit", [1, 7, 40, 120])
+def test_search_units_gives_search_hits_keys_and_scores_reading_only_keys(tmp_path: Path, limit: int) -> None:
+    """Code search's vector leg: the same (key, score) list, in the same order, as `search` —
+    with tie groups at the cut (40 duplicated rows) — while reading the chunk keys of the
+    candidates only, never the units' metadata."""
+    rows = _clustered(np.random.default_rng(7))
+    path = tmp_path / "v" / "vectors.faiss"
+    path.parent.mkdir()
+    write_vectors(path, np.arange(len(rows), dtype=np.int64), rows, DIMENSION, coarse_min=100)
+    asked: list[list[int]] = []
+    metadata_reads: list[object] = []
+
+    def meta(ids: list[int] | None) -> dict[int, tuple[str, str, str, str, str]]:
+        metadata_reads.append(ids)
+        return _reversed_meta(ids, len(rows))
+
+    store = FaissVectorStore(path, meta, DIMENSION, lambda ids: _keys(ids, len(rows), asked))
+    reference = FaissVectorStore(path, lambda ids: _reversed_meta(ids, len(rows)), DIMENSION)
+    rng = np.random.default_rng(8)
+    for query in [rows[100], rows[5], *_unit_rows(rng, 6)]:
+        want = [(h.metadata["key"], h.score) for h in reference.search(query, limit)]
+        metadata_reads.clear()
+        got = store.search_units(query, limit)
+        assert got == want
+        tie_settled_exhaustively = bool(metadata_reads)  # a tie past FAISS's fetch reads `search`'s way
+        assert tie_settled_exhaustively or len(asked[-1]) <= limit + 40
+    assert asked  # the keys path ran
+
+
+def test_search_units_without_a_key_reader_falls_back_to_search(tmp_path: Path) -> None:
+    rows = _unit_rows(np.random.default_rng(3), 60)
+    store = _store(tmp_path, "plain", rows, coarse_min=1000)
+    query = rows[4]
+    assert store.search_units(query, 5) == [(h.metadata["key"], h.score) for h in store.search(query, 5)]
+    assert store.search_units(query, 0) == []

@@ -1130,7 +1130,8 @@ def resolve(
 
 
 class _CosineFloorVectors:
-    """A vector store whose `search` drops hits below a cosine floor (before any fusion)."""
+    """A vector store whose `search` and `search_units` drop hits below a cosine floor (before
+    any fusion)."""
 
     def __init__(self, vectors: Any, floor: float) -> None:
         self._vectors = vectors
@@ -1139,6 +1140,9 @@ class _CosineFloorVectors:
     def search(self, vector: Any, limit: int, types: Any = None, keys: Any = None) -> list[Any]:
         hits = self._vectors.search(vector, limit, types=types, keys=keys)
         return [h for h in hits if h.score >= self._floor]
+
+    def search_units(self, vector: Any, limit: int) -> list[tuple[str, float]]:
+        return [(key, score) for key, score in self._vectors.search_units(vector, limit) if score >= self._floor]
 
     def __getattr__(self, attribute: str) -> Any:
         return getattr(self._vectors, attribute)

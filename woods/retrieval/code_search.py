@@ -54,7 +54,6 @@ from woods.retrieval.signals import (
     word_heads,
     word_share,
 )
-from woods.store.base import VectorHit
 from woods.store.metadata import UnitSummary
 
 if TYPE_CHECKING:
@@ -89,7 +88,7 @@ class LexicalStore(Protocol):
 class DenseStore(Protocol):
     """What code search reads from the vector store."""
 
-    def search(self, vector: np.ndarray, limit: int) -> list[VectorHit]: ...
+    def search_units(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]: ...
 
     def reconstruct(self, vector_ids: list[int]) -> np.ndarray: ...
 
@@ -270,10 +269,9 @@ class CodeSearch:
 
     def _semantic(self, store: DenseStore, vector: np.ndarray) -> dict[str, float]:
         best: dict[str, float] = {}
-        for hit in store.search(vector, self.config.vector_depth):
-            key = str(hit.metadata.get("key") or hit.embedding_id)
-            if hit.score > best.get(key, -2.0):
-                best[key] = hit.score
+        for key, score in store.search_units(vector, self.config.vector_depth):
+            if score > best.get(key, -2.0):
+                best[key] = score
         return best
 
     def _fill_cosines(

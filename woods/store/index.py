@@ -249,7 +249,7 @@ class IndexStores:
         if not path.is_file():
             raise CorruptIndexError(f"{path} is missing; run `woods index --full`")
         try:
-            store = FaissVectorStore(path, self.metadata.vector_meta, self.manifest.dimension)
+            store = FaissVectorStore(path, self.metadata.vector_meta, self.manifest.dimension, self.metadata.vector_keys)
         except (RuntimeError, ValueError) as exc:
             raise CorruptIndexError(f"{path} is not a readable FAISS index ({exc}); run `woods index --full`") from exc
         chunks = self.metadata.chunk_count()

@@ -625,6 +625,19 @@ class SQLiteMetadataStore:
                 found[int(vid)] = (eid, key, ident, unit_type, file_path)
         return found
 
+    def vector_keys(self, vector_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        """vector_id → (embedding_id, unit_key) of the given ids, from the chunk rows alone."""
+        found: dict[int, tuple[str, str]] = {}
+        ids = list(dict.fromkeys(int(v) for v in vector_ids))
+        for start in range(0, len(ids), _BATCH):
+            part = ids[start : start + _BATCH]
+            for vid, eid, key in self._conn.execute(
+                f"SELECT vector_id, embedding_id, unit_key FROM {self._chunks} WHERE vector_id IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                found[int(vid)] = (eid, key)
+        return found
+
     def edges(self) -> list[tuple[str, str, str, str | None, str]]:
         """(source_key, source, target, target_key, via) in (source_key, ordinal) order."""
         rows = self._conn.execute(

@@ -715,6 +715,11 @@ class PostgresVectorStore:
         hits.sort(key=lambda h: (-h.score, h.embedding_id))
         return hits[:limit]
 
+    def search_units(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        """(unit key, score) of each hit `search(vector, limit)` returns, in its order (code
+        search's vector leg; `FaissVectorStore.search_units`)."""
+        return [(str(h.metadata.get("key") or h.embedding_id), h.score) for h in self.search(vector, limit)]
+
     def _search_part(
         self, part: Part, query: np.ndarray, limit: int, types: list[str] | None, keys: list[str] | None
     ) -> list[VectorHit]:

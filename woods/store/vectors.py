@@ -215,7 +215,8 @@ class FaissVectorStore:
     `meta_for(ids)` returns vector_id → (embedding_id, unit_key, identifier, type, file_path) for the
     given ids, or for every vector when ids is None. Hits look up only their own rows, so opening
     the store and an unfiltered search never read the whole chunk table; filtered searches load
-    the full map once.
+    the full map once. `keys_for(ids)` (optional) returns vector_id → (embedding_id, unit_key) of
+    the given ids from the chunk rows alone: `search_units` reads no more than that.
     """
 
     def __init__(
@@ -223,6 +224,7 @@ class FaissVectorStore:
         path: Path,
         meta_for: Callable[[list[int] | None], dict[int, tuple[str, str, str, str, str]]],
         dimension: int,
+        keys_for: Callable[[list[int]], dict[int, tuple[str, str]]] | None = None,
     ) -> None:
         self.path = path
         self.dimension = dimension
@@ -234,6 +236,7 @@ class FaissVectorStore:
             raise ValueError(f"the coarse copy of {path.name} does not match it ({self._coarse.ntotal} vectors, "
                              f"not {self._index.ntotal})")
         self._meta_for = meta_for
+        self._keys_for = keys_for
         self._all_meta: dict[int, tuple[str, str, str, str, str]] | None = None
         self._matrix: np.ndarray | None = None
         self._ids: np.ndarray | None = None
@@ -313,9 +316,7 @@ class FaissVectorStore:
     ) -> list[VectorHit]:
         if limit <= 0 or self.count() == 0:
             return []
-        query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
-        if query.shape[1] != self.dimension:
-            raise ValueError(f"query vector has dimension {query.shape[1]}, the index {self.dimension}")
+        query = self._query(vector)
         if types or keys:
             type_set = set(types) if types else None
             key_set = set(keys) if keys else None
@@ -325,6 +326,35 @@ class FaissVectorStore:
                 if (type_set is None or unit_type in type_set) and (key_set is None or key in key_set)
             ]
             return self._exhaustive(query[0], limit, eligible)
+        pairs = self._nearest(query, limit)
+        return self._exhaustive(query[0], limit, None) if pairs is None else self._ordered(pairs, limit)
+
+    def search_units(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        """(unit key, score) of each hit `search(vector, limit)` returns, in its order, read from
+        the chunk rows alone (no unit columns, no hit objects): what code search needs of the
+        vector leg. Measured on the stdlib (114,827 chunks): 0.4 ms for 130 hits' keys against
+        1.0–1.7 ms for their full metadata, and hybrid p50 −1.5 ms (6 interleaved pairs)."""
+        if limit <= 0 or self.count() == 0:
+            return []
+        query = self._query(vector)
+        pairs = self._nearest(query, limit)
+        if pairs is not None and self._keys_for is not None and self._all_meta is None:
+            found = self._keys_for([vid for vid, _score in pairs])
+            rows = [(score, *found[vid]) for vid, score in pairs if vid in found]
+            rows.sort(key=lambda row: (-row[0], row[1]))  # `_ordered`'s order: (−score, embedding id)
+            return [(key or embedding_id, score) for score, embedding_id, key in rows[:limit]]
+        hits = self._exhaustive(query[0], limit, None) if pairs is None else self._ordered(pairs, limit)
+        return [(str(h.metadata.get("key") or h.embedding_id), h.score) for h in hits]
+
+    def _query(self, vector: np.ndarray) -> np.ndarray:
+        query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        if query.shape[1] != self.dimension:
+            raise ValueError(f"query vector has dimension {query.shape[1]}, the index {self.dimension}")
+        return query
+
+    def _nearest(self, query: np.ndarray, limit: int) -> list[tuple[int, float]] | None:
+        """The unfiltered search's (vector id, score) candidates, or None when a tie group reaches
+        past what FAISS returned (the caller then settles it exhaustively)."""
         fetch = min(self.count(), limit + _TIE_MARGIN)
         faiss = _faiss()
         threads = faiss.omp_get_max_threads()
@@ -338,9 +368,8 @@ class FaissVectorStore:
         finally:
             faiss.omp_set_num_threads(threads)
         if len(pairs) == fetch and fetch < self.count() and len(pairs) > limit and pairs[-1][1] == pairs[limit - 1][1]:
-            # A tie group reaches past what FAISS returned: settle it exhaustively.
-            return self._exhaustive(query[0], limit, None)
-        return self._ordered(pairs, limit)
+            return None  # a tie group reaches past what FAISS returned
+        return pairs
 
     def _rescored(self, coarse: CoarseCopy, query: np.ndarray, fetch: int) -> list[tuple[int, float]]:
         """The float32 scan's best `fetch` (id, score) pairs, found through the coarse copy: its
