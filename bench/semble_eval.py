@@ -4,8 +4,9 @@ configurations over all 478 queries in seconds instead of one process per query.
 The official numbers come from the benchmark's own harness (`run.py tool`, one `woods search`
 process per query); this script is for development: it uses the harness's metric functions
 (imported from `../shared/semble-dev/run.py`, file-level NDCG@10 exactly as the harness computes
-it) and woods' code search engine in-process, so an ablation or a weight change is measured on the
-same indexes in one run.
+it) and woods' retriever in-process, asked as `woods search` asks it (`score`), so an ablation or a
+weight change is measured on the same indexes in one run. On the same indexes the default `score`
+gives the harness's own ten files for every query (all 478 compared, 2026-12-03).
 
     python bench/semble_eval.py index                # build/refresh indexes under --stores
     python bench/semble_eval.py score [--config K=V]… [--mode hybrid|lexical|vector] [--json PATH]
@@ -107,9 +108,17 @@ def _provider(name: str) -> Any:
     return OnnxMiniLMProvider(precision="fp32" if name == "onnx-fp32" else "int8")
 
 
+# Mode → the retriever strategy that runs it: `hybrid` is what `woods search` runs by default
+# (auto: the fused legs, then exact-name promotion), the two others one leg alone (the ablations).
+STRATEGIES = {"hybrid": None, "lexical": "lexical", "vector": "vector"}
+
+
 def score(args: argparse.Namespace, mode: str, config: Any) -> dict[str, Any]:
+    """Every task through the retriever as `woods search QUERY --limit N` asks it — the same
+    strategy, exact-name promotion and one-shot (numpy) query encoder — with `config` as the code
+    search weights, so a default run gives the harness's own per-query files."""
     from woods.embedding.select import query_embedder
-    from woods.retrieval.code_search import CodeSearch
+    from woods.retrieval.retriever import Retriever
     from woods.store.index import IndexStores
 
     harness = load_harness()
@@ -123,16 +132,16 @@ def score(args: argparse.Namespace, mode: str, config: Any) -> dict[str, Any]:
             def embedder(description: dict[str, Any] = description) -> Any:
                 key = description["fingerprint"]
                 if key not in encoder:
-                    encoder[key] = query_embedder(description)
+                    encoder[key] = query_embedder(description, one_shot=True)
                 return encoder[key]
 
-            engine = CodeSearch(stores.metadata, lambda s=stores: s.vectors, embedder, config)  # type: ignore[misc]
+            retriever = Retriever(stores, embedder, profile="code", code_config=config)
             rows = []
             for task in tasks:
                 started = time.perf_counter()
-                result = engine.search(task.query, mode=mode, limit=args.limit)
+                result = retriever.retrieve(task.query, strategy=STRATEGIES[mode], limit=args.limit)
                 elapsed = (time.perf_counter() - started) * 1000
-                paths = [harness.to_repo_rel(u.summary.file_path, bench_dir, checkout) for u in result.units]
+                paths = [harness.to_repo_rel(e.file_path or "", bench_dir, checkout) for e in result.candidates]
                 files = harness.dedupe_files(paths)
                 ndcg, ranks = harness.file_ndcg(files, task)
                 rows.append({"query": task.query, "category": task.category, "ndcg10": ndcg, "files": files,
