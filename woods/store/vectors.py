@@ -333,7 +333,8 @@ class FaissVectorStore:
         """(unit key, score) of each hit `search(vector, limit)` returns, in its order, read from
         the chunk rows alone (no unit columns, no hit objects): what code search needs of the
         vector leg. Measured on the stdlib (114,827 chunks): 0.4 ms for 130 hits' keys against
-        1.0–1.7 ms for their full metadata, and hybrid p50 −1.5 ms (6 interleaved pairs)."""
+        1.0–1.7 ms for their full metadata; vector p50 14.6 → 13.6 ms and hybrid 20.2 → 19.6 ms
+        (6 interleaved pairs)."""
         if limit <= 0 or self.count() == 0:
             return []
         query = self._query(vector)
