@@ -103,6 +103,12 @@ class VectorHit:
     metadata: dict[str, Any]
 
 
+def unit_scores(hits: Iterable[VectorHit]) -> list[tuple[str, float]]:
+    """(unit key, score) of each hit, in order (the embedding id where a hit has no key): what
+    code search's vector leg reads of a `search` (`search_units`)."""
+    return [(str(h.metadata.get("key") or h.embedding_id), h.score) for h in hits]
+
+
 class VectorStore(Protocol):
     dimension: int
 

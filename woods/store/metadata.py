@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from woods.store.lexical_query import (
 
 # SQLite limits host parameters per statement (32766 since 3.32); stay far below it.
 _BATCH = 900
+
 # Lexical hits fetched past the limit, so ties at the cut can be ordered by key.
 _LEXICAL_TIE_MARGIN = 16
 # The row reader maps the (immutable) database instead of reading it page by page through SQLite's
@@ -54,6 +55,13 @@ _SUMMARY_CACHE_SIZE = 65536
 # The ranking columns of a unit, in `UnitSummary` field order.
 _SUMMARY_COLUMNS = "key, identifier, name, type, language, file_path, line_start, line_end, parent, pagerank_percentile"
 
+
+def _rows_in(conn: sqlite3.Connection, head: str, values: Sequence[object], tail: str = "") -> Iterator[Any]:
+    """The rows of `{head} IN (…){tail}` for `values`, asked `_BATCH` parameters at a time (in
+    their order), so no statement passes SQLite's parameter limit."""
+    for start in range(0, len(values), _BATCH):
+        part = values[start : start + _BATCH]
+        yield from conn.execute(f"{head} IN ({','.join('?' * len(part))}){tail}", part)
 
 
 _SCHEMA = f"""
@@ -269,13 +277,9 @@ class SQLiteMetadataStore:
         return self._record(row) if row else None
 
     def find_batch(self, keys: Iterable[str]) -> dict[str, Record]:
-        unique = list(dict.fromkeys(keys))
         found: dict[str, Record] = {}
-        for start in range(0, len(unique), _BATCH):
-            part = unique[start : start + _BATCH]
-            marks = ",".join("?" * len(part))
-            for row in self._conn.execute(f"SELECT key, data FROM units WHERE key IN ({marks})", part):
-                found[row["key"]] = self._record(row)
+        for row in _rows_in(self._conn, "SELECT key, data FROM units WHERE key", list(dict.fromkeys(keys))):
+            found[row["key"]] = self._record(row)
         return found
 
     def find_by_identifier(self, identifier: str) -> list[Record]:
@@ -446,14 +450,10 @@ class SQLiteMetadataStore:
         """rowid → key of lexical hits; their summaries are read in the same statement and kept
         (`unit_summaries` then answers them from memory)."""
         found: dict[int, str] = {}
-        for start in range(0, len(rowids), _BATCH):
-            part = rowids[start : start + _BATCH]
-            for row in self._lexical_conn.execute(
-                f"SELECT rowid, {_SUMMARY_COLUMNS} FROM units WHERE rowid IN ({','.join('?' * len(part))})", part
-            ):
-                summary = _summary(row[1:])
-                found[int(row[0])] = summary.key
-                self._keep_summary(summary)
+        for row in _rows_in(self._lexical_conn, f"SELECT rowid, {_SUMMARY_COLUMNS} FROM units WHERE rowid", rowids):
+            summary = _summary(row[1:])
+            found[int(row[0])] = summary.key
+            self._keep_summary(summary)
         return found
 
     def _keep_summary(self, summary: UnitSummary) -> None:
@@ -472,14 +472,9 @@ class SQLiteMetadataStore:
                 missing.append(key)
             else:
                 found[key] = known
-        for start in range(0, len(missing), _BATCH):
-            part = missing[start : start + _BATCH]
-            rows = self._conn.execute(
-                f"SELECT {_SUMMARY_COLUMNS} FROM units WHERE key IN ({','.join('?' * len(part))})", part
-            )
-            for r in rows:
-                summary = found[r[0]] = _summary(tuple(r))
-                self._keep_summary(summary)
+        for r in _rows_in(self._conn, f"SELECT {_SUMMARY_COLUMNS} FROM units WHERE key", missing):
+            summary = found[r[0]] = _summary(tuple(r))
+            self._keep_summary(summary)
         return found
 
     def units_named(self, names: Iterable[str], limit: int = 200) -> list[UnitSummary]:
@@ -498,16 +493,9 @@ class SQLiteMetadataStore:
     def chunk_vector_ids(self, unit_keys: Iterable[str]) -> dict[str, list[int]]:
         """unit key → the FAISS ids of its chunks, in chunk order."""
         found: dict[str, list[int]] = {}
-        unique = list(dict.fromkeys(unit_keys))
-        for start in range(0, len(unique), _BATCH):
-            part = unique[start : start + _BATCH]
-            rows = self._conn.execute(
-                f"SELECT unit_key, vector_id FROM {self._chunks} WHERE unit_key IN ({','.join('?' * len(part))}) "
-                "ORDER BY unit_key, chunk_index",
-                part,
-            )
-            for r in rows:
-                found.setdefault(r["unit_key"], []).append(int(r["vector_id"]))
+        for r in _rows_in(self._conn, f"SELECT unit_key, vector_id FROM {self._chunks} WHERE unit_key",
+                          list(dict.fromkeys(unit_keys)), " ORDER BY unit_key, chunk_index"):
+            found.setdefault(r["unit_key"], []).append(int(r["vector_id"]))
         return found
 
     def identifiers(self) -> set[str]:
@@ -574,17 +562,10 @@ class SQLiteMetadataStore:
     def file_rows(self, paths: Iterable[str]) -> dict[str, FileRow]:
         """`{path: row}` for the given paths that are indexed (read by primary key, not a scan:
         every search checks its results' files for staleness)."""
-        unique = sorted(set(paths))
         found: dict[str, FileRow] = {}
-        for start in range(0, len(unique), _BATCH):
-            part = unique[start : start + _BATCH]
-            rows = self._conn.execute(
-                "SELECT path, language, sha256, size, mtime_ns, unit_count, warnings FROM files "
-                f"WHERE path IN ({','.join('?' * len(part))})",
-                part,
-            )
-            for r in rows:
-                found[r[0]] = FileRow(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), tuple(json.loads(r[6])))
+        for r in _rows_in(self._conn, "SELECT path, language, sha256, size, mtime_ns, unit_count, warnings FROM files "
+                          "WHERE path", sorted(set(paths))):
+            found[r[0]] = FileRow(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), tuple(json.loads(r[6])))
         return found
 
     def extraction(self, path: str) -> dict[str, Any] | None:
@@ -609,34 +590,18 @@ class SQLiteMetadataStore:
 
     def vector_meta(self, vector_ids: Iterable[int] | None = None) -> dict[int, tuple[str, str, str, str, str]]:
         """vector_id → (embedding_id, unit_key, identifier, type, file_path), for the given ids or all."""
-        found: dict[int, tuple[str, str, str, str, str]] = {}
-        if vector_ids is None:
-            batches: list[list[int]] = [[]]
-        else:
-            ids = list(dict.fromkeys(int(v) for v in vector_ids))
-            batches = [ids[i : i + _BATCH] for i in range(0, len(ids), _BATCH)]
-            if not batches:
-                return found
-        for part in batches:
-            sql = self._VECTOR_META_SQL.format(chunks=self._chunks)
-            if vector_ids is not None:
-                sql += f" WHERE c.vector_id IN ({','.join('?' * len(part))})"
-            for vid, eid, key, ident, unit_type, file_path in self._conn.execute(sql, part):
-                found[int(vid)] = (eid, key, ident, unit_type, file_path)
-        return found
+        sql = self._VECTOR_META_SQL.format(chunks=self._chunks)
+        rows = (
+            self._conn.execute(sql) if vector_ids is None
+            else _rows_in(self._conn, f"{sql} WHERE c.vector_id", list(dict.fromkeys(int(v) for v in vector_ids)))
+        )
+        return {int(vid): (eid, key, ident, unit_type, file_path) for vid, eid, key, ident, unit_type, file_path in rows}
 
     def vector_keys(self, vector_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
         """vector_id → (embedding_id, unit_key) of the given ids, from the chunk rows alone."""
-        found: dict[int, tuple[str, str]] = {}
-        ids = list(dict.fromkeys(int(v) for v in vector_ids))
-        for start in range(0, len(ids), _BATCH):
-            part = ids[start : start + _BATCH]
-            for vid, eid, key in self._conn.execute(
-                f"SELECT vector_id, embedding_id, unit_key FROM {self._chunks} WHERE vector_id IN ({','.join('?' * len(part))})",
-                part,
-            ):
-                found[int(vid)] = (eid, key)
-        return found
+        rows = _rows_in(self._conn, f"SELECT vector_id, embedding_id, unit_key FROM {self._chunks} WHERE vector_id",
+                        list(dict.fromkeys(int(v) for v in vector_ids)))
+        return {int(vid): (eid, key) for vid, eid, key in rows}
 
     def edges(self) -> list[tuple[str, str, str, str | None, str]]:
         """(source_key, source, target, target_key, via) in (source_key, ordinal) order."""

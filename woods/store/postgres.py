@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, InputError
-from woods.store.base import Record, VectorHit, field_haystack, validate_search_fields
+from woods.store.base import Record, VectorHit, field_haystack, unit_scores, validate_search_fields
 from woods.store.fts5_bm25 import BM25_B, BM25_K1, idf
 from woods.store.graph import SQLiteGraphStore
 from woods.store.index import SCHEMA_VERSION, Manifest
@@ -718,7 +718,7 @@ class PostgresVectorStore:
     def search_units(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         """(unit key, score) of each hit `search(vector, limit)` returns, in its order (code
         search's vector leg; `FaissVectorStore.search_units`)."""
-        return [(str(h.metadata.get("key") or h.embedding_id), h.score) for h in self.search(vector, limit)]
+        return unit_scores(self.search(vector, limit))
 
     def _search_part(
         self, part: Part, query: np.ndarray, limit: int, types: list[str] | None, keys: list[str] | None

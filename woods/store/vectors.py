@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from woods.store.base import VectorHit
+from woods.store.base import VectorHit, unit_scores
 
 # FAISS may cut a run of equal scores at the limit arbitrarily; fetch this many extra hits so the
 # explicit (−score, id) tie-break sees whole tie groups, and fall back to an exhaustive scan when a
@@ -345,7 +345,7 @@ class FaissVectorStore:
             rows.sort(key=lambda row: (-row[0], row[1]))  # `_ordered`'s order: (−score, embedding id)
             return [(key or embedding_id, score) for score, embedding_id, key in rows[:limit]]
         hits = self._exhaustive(query[0], limit, None) if pairs is None else self._ordered(pairs, limit)
-        return [(str(h.metadata.get("key") or h.embedding_id), h.score) for h in hits]
+        return unit_scores(hits)
 
     def _query(self, vector: np.ndarray) -> np.ndarray:
         query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
