@@ -104,9 +104,42 @@ def test_lexical_bm25_equals_fts5_to_the_last_bit(both):
         for query in [*QUERIES, "self", "def end", "requests request", "the a of", "zzzz", "café naïve"]:
             terms = query_terms(query)
             for w in (weights, (1.0, 1.0, 1.0, 1.0, 1.0)):
-                for limit in (200, 5, 1):  # small limits: the local index answers from split queries
+                for limit in (200, 5, 1):
                     local_hits = lg.stores.metadata.lexical_search(terms, limit, w)
                     assert local_hits == sg.stores.metadata.lexical_search(terms, limit, w)
+                    # … and both equal FTS5's own ranking (at small limits: its split queries).
+                    postings = lg.stores.metadata._postings_state
+                    lg.stores.metadata._postings_state = (None,)
+                    try:
+                        assert local_hits == lg.stores.metadata.lexical_search(terms, limit, w)
+                    finally:
+                        lg.stores.metadata._postings_state = postings
+
+
+def test_a_generation_without_postings_publishes_the_same_term_statistics(fixtures_repo, pg_database, monkeypatch):
+    """Publishing reads the writer's postings; a generation written before them is grouped from
+    FTS5's instances instead. Both give the server the same rows and totals."""
+    import psycopg
+
+    from woods.store import pg_publish
+    from woods.store.postgres import table
+
+    url = pg_database()
+    build_index(fixtures_repo, store=url, repo="with", provider_factory=FakeEmbeddingProvider, workers=1)
+    monkeypatch.setattr(pg_publish.Postings, "open", classmethod(lambda cls, conn: None))
+    build_index(fixtures_repo, store=url, repo="without", provider_factory=FakeEmbeddingProvider, workers=1)
+    stats = {}
+    with psycopg.connect(url) as conn:
+        for repo in ("with", "without"):
+            gen, rows, tokens = conn.execute(
+                "SELECT g.id, g.lexical_rows, g.lexical_tokens FROM woods.generations g JOIN woods.repos r "
+                "ON r.current_generation = g.id WHERE r.name = %s", (repo,)).fetchone()
+            terms = conn.execute(f"SELECT term, unit_row, tf0, tf1, tf2, tf3, tf4 FROM {table(gen, 'terms')} "
+                                 "ORDER BY term, unit_row").fetchall()
+            lengths = conn.execute(f"SELECT rowid, lexical_length FROM {table(gen, 'units')} ORDER BY rowid").fetchall()
+            stats[repo] = (rows, tokens, terms, lengths)
+    assert stats["with"] == stats["without"]
+    assert stats["with"][0] > 0 and len(stats["with"][2]) > 100
 
 
 def test_vector_hits_equal_faiss_and_filters_apply_before_the_limit(both):

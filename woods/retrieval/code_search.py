@@ -288,7 +288,7 @@ class CodeSearch:
         flat = [(key, vid) for key in missing for vid in ids.get(key, [])]
         if not flat:
             return
-        import numpy as np  # only the vector leg needs numpy: lexical-only processes never load it
+        import numpy as np  # imported where a leg needs it: `woods --help` and status never load it
 
         matrix = store.reconstruct([vid for _key, vid in flat])
         scores = matrix @ np.asarray(vector, dtype=np.float32)

@@ -129,15 +129,22 @@ def next_split(idfs: Sequence[float], essential: int, scores: Sequence[float], l
 def fts5_phrases(terms: Sequence[str]) -> list[tuple[str, ...]]:
     """Each term of `clean_terms(terms)` as FTS5 tokenizes it (a phrase: usually one stemmed
     token), in query order — the phrases `match_expression(terms)` asks FTS5 for."""
-    cleaned = clean_terms(terms)
+    return fts5_tokens(clean_terms(terms))
+
+
+def fts5_tokens(texts: Sequence[str]) -> list[tuple[str, ...]]:
+    """Each text's tokens as the lexical index's tokenizer cuts it (`LEXICAL_TOKENIZER`), in
+    order: FTS5 itself tokenizes them, in one in-memory table."""
+    if not texts:
+        return []
     conn = sqlite3.connect(":memory:")
     try:
         conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize={LEXICAL_TOKENIZER!r})")
         conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, 't', 'instance')")
-        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i + 1, term) for i, term in enumerate(cleaned)])
+        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [(i + 1, text) for i, text in enumerate(texts)])
         tokens: dict[int, list[tuple[int, str]]] = {}
         for term, doc, offset in conn.execute("SELECT term, doc, offset FROM temp.v"):
             tokens.setdefault(int(doc), []).append((int(offset), str(term)))
     finally:
         conn.close()
-    return [tuple(token for _offset, token in sorted(tokens.get(i + 1, []))) for i in range(len(cleaned))]
+    return [tuple(token for _offset, token in sorted(tokens.get(i + 1, []))) for i in range(len(texts))]

@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ from woods.store.postgres import (
     schema_present,
     table,
 )
+from woods.store.postings import Postings
 
 # Serialises creating the shared woods tables (two first indexers at once): a transaction-level
 # advisory lock with a key no repository hash can take (class REPO_LOCK_CLASS + 1).
@@ -383,7 +384,6 @@ def _copy_generation(
     conn: Any, source: sqlite3.Connection, build: Path, gen: int, dimension: int, vector_type: int
 ) -> dict[str, int]:
     """COPY the generation's rows from the local build; returns its counts and lexical statistics."""
-    from woods.store.vectors import FaissVectorStore
 
     def copy_rows(name: str, columns: str, rows: Any) -> None:
         with conn.cursor().copy(f"COPY {table(gen, name)} ({columns}) FROM STDIN") as copy:
@@ -396,7 +396,14 @@ def _copy_generation(
     copy_rows("edges", "source_key, source, target, target_key, via, ordinal",
               source.execute("SELECT source_key, source, target, target_key, via, ordinal FROM edges"))
 
-    # The lexical index as FTS5 holds it: every token instance (stemmed, per column).
+    postings = Postings.open(source)
+    if postings is not None:  # the writer's postings: FTS5's own counts, already grouped by term
+        copy_rows("terms", "term, unit_row, tf0, tf1, tf2, tf3, tf4", postings.entries())
+        sizes = {rowid: n for rowid, n in enumerate(postings.row_lengths().tolist()) if n}
+        return _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, postings.rows,
+                                      postings.tokens, sizes, copy_rows)
+    # A generation written before the postings: the lexical index as FTS5 holds it, every token
+    # instance (stemmed, per column), grouped here.
     source.execute("CREATE VIRTUAL TABLE temp.lexical_instances USING fts5vocab(main, 'lexical', 'instance')")
     columns = {"name": 0, "qualifier": 1, "path": 2, "doc": 3, "body": 4}
     lengths: dict[int, int] = {}
@@ -422,6 +429,15 @@ def _copy_generation(
 
     copy_rows("terms", "term, unit_row, tf0, tf1, tf2, tf3, tf4", term_rows())
     rows = int(source.execute("SELECT count(*) FROM lexical_docsize").fetchone()[0])
+    return _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, rows, tokens, lengths, copy_rows)
+
+
+def _copy_units_and_chunks(
+    conn: Any, source: sqlite3.Connection, build: Path, gen: int, dimension: int, vector_type: int, rows: int,
+    tokens: int, lengths: dict[int, int], copy_rows: Callable[[str, str, Any], None],
+) -> dict[str, int]:
+    """COPY the units (with each row's lexical length) and the chunks with their vectors."""
+    from woods.store.vectors import FaissVectorStore
 
     # Each unit's top-level fields as SQLite's json_each reads them (what keyword matching sees).
     fields: dict[int, list[tuple[str, str | None]]] = {}

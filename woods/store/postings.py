@@ -1,0 +1,277 @@
+"""Term postings beside the FTS5 lexical index: each token's rows and per-column frequencies,
+scored with numpy.
+
+Why: FTS5 ranks a MATCH by calling its `bm25()` auxiliary function once per matching row (2–3 µs
+a row through the xInst API), and a question's ordinary words match thousands of units. The
+postings hold, for every token FTS5 indexed, the rows it occurs in and its count in each column,
+so a query reads a few blobs and scores every matching row in a handful of vector operations.
+Measured on the standard library's bench index (74k lexical rows, 50 questions): see
+`bench/README.md`, "Ninth pass".
+
+Exactness: the postings are FTS5's own tokens. A document's fields are cut at whitespace (every
+character Python splits on is a separator to `unicode61`, so no token spans two words) after
+control characters become spaces (separators too); each distinct word is then tokenized by FTS5
+itself (`lexical_query.fts5_tokens`, the index's tokenizer). Row and token counts are FTS5's
+(`rows`, total `tokens`, each row's length), and `score` evaluates `fts5_bm25`'s expression with
+FTS5's operations in FTS5's order, phrases summed in the order given. With whole-number column
+weights (the code profile's) each row's weighted frequency is an exact integer, so every score
+equals FTS5's `bm25()` to the last bit; the reader answers only queries whose every phrase is one
+token (FTS5 matches a longer phrase by position, which postings do not hold) and the caller asks
+FTS5 for the rest.
+
+Format: table `lexical_postings` (term, rows, wide, docs, tfs): `docs` the rowids ascending
+(int32), `tfs` the five column counts per row (uint16, or uint32 when `wide`); table
+`lexical_lengths` holds every row's token count as one int32 blob indexed by rowid; the `meta` key
+`lexical_postings` names the format with the row and token totals. A generation without them
+(written before) is read through FTS5 alone.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from woods.store.fts5_bm25 import BM25_B, BM25_K1
+from woods.store.lexical_query import fts5_tokens
+
+POSTINGS_FORMAT = "postings-1"
+POSTINGS_META_KEY = "lexical_postings"
+# Created by `PostingsBuilder.write` inside the writer's transaction (statement by statement:
+# `executescript` would commit it first).
+POSTINGS_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS lexical_postings (term TEXT PRIMARY KEY, rows INTEGER NOT NULL, "
+    "wide INTEGER NOT NULL, docs BLOB NOT NULL, tfs BLOB NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS lexical_lengths (id INTEGER PRIMARY KEY, data BLOB NOT NULL)",
+)
+# Columns of a posting's frequencies (the lexical table's five fields).
+COLUMNS = 5
+# Documents buffered before their new words are tokenized by FTS5 in one pass: one in-memory FTS5
+# table per batch, instead of one per document.
+_BATCH_UNITS = 2048
+# A column count above this does not fit the narrow layout; the term is stored wide (uint32).
+_NARROW_MAX = np.iinfo(np.uint16).max
+# Control characters are separators to FTS5's unicode61; made spaces so `str.split` cuts there too.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class PostingsBuilder:
+    """Collects each lexical row's tokens while a generation is written, then writes the postings
+    into the same database (`write`). Rows must be added in ascending rowid order, as the metadata
+    writer inserts them."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[int, Sequence[str]]] = []
+        self._tokens_of: dict[str, tuple[str, ...]] = {}  # word → its FTS5 tokens
+        self._term_id: dict[str, int] = {}
+        # Flat typed arrays, not lists: a list of 3M postings' ints costs ~200 MB on the stdlib.
+        self._terms = array("i")
+        self._rows = array("i")
+        self._tfs = array("I")  # COLUMNS per posting, flat
+        self._lengths: dict[int, int] = {}
+        self._last_rowid = 0  # SQLite rowids start at 1
+
+    def add(self, rowid: int, fields: Sequence[str]) -> None:
+        """One lexical row: its `COLUMNS` field texts, in the table's column order."""
+        if len(fields) != COLUMNS:
+            raise ValueError(f"a lexical row has {COLUMNS} fields, got {len(fields)}")
+        if rowid <= self._last_rowid:
+            raise ValueError(f"lexical rows must come in ascending rowid order ({rowid} after {self._last_rowid})")
+        self._last_rowid = rowid
+        self._pending.append((rowid, fields))
+        if len(self._pending) >= _BATCH_UNITS:
+            self._flush()
+
+    def _flush(self) -> None:
+        counted = [(rowid, [Counter(_CONTROL.sub(" ", text).split()) for text in fields])
+                   for rowid, fields in self._pending]
+        self._pending = []
+        new = {word for _rowid, columns in counted for words in columns for word in words} - self._tokens_of.keys()
+        if new:
+            fresh = sorted(new)
+            self._tokens_of.update(zip(fresh, fts5_tokens(fresh), strict=True))
+        tokens_of, term_id = self._tokens_of, self._term_id
+        for rowid, columns in counted:
+            row: dict[str, list[int]] = {}
+            length = 0
+            for column, words in enumerate(columns):
+                for word, count in words.items():
+                    for token in tokens_of[word]:
+                        counts = row.get(token)
+                        if counts is None:
+                            counts = row[token] = [0] * COLUMNS
+                        counts[column] += count
+                        length += count
+            self._lengths[rowid] = length
+            for token, counts in row.items():
+                ident = term_id.get(token)
+                if ident is None:
+                    ident = term_id[token] = len(term_id)
+                self._terms.append(ident)
+                self._rows.append(rowid)
+                self._tfs.extend(counts)
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        """Write the postings, the row lengths and the meta entry into `conn` (in its open
+        transaction)."""
+        self._flush()
+        for statement in POSTINGS_SCHEMA:
+            conn.execute(statement)
+        terms = np.frombuffer(self._terms, dtype=np.int32)
+        rows = np.frombuffer(self._rows, dtype=np.int32)
+        tfs = np.frombuffer(self._tfs, dtype=np.uint32).reshape(-1, COLUMNS)
+        order = np.argsort(terms, kind="stable")  # rows stay ascending within a term
+        terms, rows, tfs = terms[order], rows[order], tfs[order]
+        bounds = np.searchsorted(terms, np.arange(len(self._term_id) + 1))
+        names = sorted(self._term_id.items(), key=lambda item: item[1])
+        conn.executemany(
+            "INSERT INTO lexical_postings(term, rows, wide, docs, tfs) VALUES (?, ?, ?, ?, ?)",
+            (_posting(name, rows[bounds[i] : bounds[i + 1]], tfs[bounds[i] : bounds[i + 1]]) for name, i in names),
+        )
+        size = max(self._lengths, default=0) + 1
+        lengths = np.zeros(size, dtype=np.int32)
+        for rowid, length in self._lengths.items():
+            lengths[rowid] = length
+        conn.execute("INSERT INTO lexical_lengths(id, data) VALUES (0, ?)", (lengths.tobytes(),))
+        meta = {"format": POSTINGS_FORMAT, "rows": len(self._lengths), "tokens": int(lengths.sum(dtype=np.int64))}
+        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (POSTINGS_META_KEY, json.dumps(meta)))
+
+
+def _posting(term: str, rows: np.ndarray, tfs: np.ndarray) -> tuple[str, int, int, bytes, bytes]:
+    wide = bool(len(tfs)) and int(tfs.max()) > _NARROW_MAX
+    return term, len(rows), int(wide), rows.tobytes(), tfs.astype(np.uint32 if wide else np.uint16).tobytes()
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """One token's rows (ascending) and their (rows × `COLUMNS`) column counts."""
+
+    rows: np.ndarray
+    tfs: np.ndarray
+
+
+class Postings:
+    """Read access to a generation's postings (see the module docstring).
+
+    `count(tokens)` gives each token's row count; `score(...)` the FTS5 BM25 of every row matching
+    any of the tokens. Postings read are kept (the generation is immutable), up to `_CACHE_ROWS`
+    rows' worth."""
+
+    # Rows of postings a reader keeps between queries: a long-lived server meets the same words
+    # again; ~14 bytes a row, so about 28 MB at most.
+    _CACHE_ROWS = 2_000_000
+
+    def __init__(self, conn: sqlite3.Connection, rows: int, tokens: int) -> None:
+        self._conn = conn
+        self.rows = rows
+        self.tokens = tokens
+        self._lengths: np.ndarray | None = None
+        self._cache: dict[str, Posting] = {}
+        self._cached_rows = 0
+
+    @classmethod
+    def open(cls, conn: sqlite3.Connection) -> Postings | None:
+        """The postings of the database behind `conn`, or None when it has none of this format."""
+        try:
+            found = conn.execute("SELECT value FROM meta WHERE key = ?", (POSTINGS_META_KEY,)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        if found is None:
+            return None
+        try:
+            meta = json.loads(found[0])
+            if meta.get("format") != POSTINGS_FORMAT:
+                return None
+            return cls(conn, int(meta["rows"]), int(meta["tokens"]))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def count(self, tokens: Sequence[str]) -> list[int]:
+        """How many rows each token occurs in (0 for a token FTS5 never indexed)."""
+        wanted = list(dict.fromkeys(tokens))
+        marks = ",".join("?" * len(wanted))
+        found = dict.fromkeys(wanted, 0)
+        for term, rows in self._conn.execute(f"SELECT term, rows FROM lexical_postings WHERE term IN ({marks})", wanted):
+            found[str(term)] = int(rows)
+        return [found[t] for t in tokens]
+
+    def _postings(self, tokens: Sequence[str]) -> dict[str, Posting]:
+        found = {t: p for t in tokens if (p := self._cache.get(t)) is not None}
+        missing = [t for t in dict.fromkeys(tokens) if t not in found]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            for term, wide, docs, tfs in self._conn.execute(
+                f"SELECT term, wide, docs, tfs FROM lexical_postings WHERE term IN ({marks})", missing
+            ):
+                posting = Posting(
+                    np.frombuffer(docs, dtype=np.int32),
+                    np.frombuffer(tfs, dtype=np.uint32 if wide else np.uint16).reshape(-1, COLUMNS),
+                )
+                found[str(term)] = posting
+                if self._cached_rows + len(posting.rows) > self._CACHE_ROWS:
+                    self._cache.clear()
+                    self._cached_rows = 0
+                self._cache[str(term)] = posting
+                self._cached_rows += len(posting.rows)
+        return found
+
+    def row_lengths(self) -> np.ndarray:
+        """Every row's token count, indexed by rowid (read once)."""
+        if self._lengths is None:
+            found = self._conn.execute("SELECT data FROM lexical_lengths WHERE id = 0").fetchone()
+            self._lengths = np.frombuffer(found[0], dtype=np.int32) if found else np.zeros(1, dtype=np.int32)
+        return self._lengths
+
+    def entries(self) -> Iterator[tuple[Any, ...]]:
+        """(term, rowid, tf0 … tf4) of every posting, term by term: the rows the PostgreSQL
+        backend publishes as its term statistics."""
+        for term, wide, docs, tfs in self._conn.execute("SELECT term, wide, docs, tfs FROM lexical_postings"):
+            counts = np.frombuffer(tfs, dtype=np.uint32 if wide else np.uint16).reshape(-1, COLUMNS).tolist()
+            for rowid, row in zip(np.frombuffer(docs, dtype=np.int32).tolist(), counts, strict=True):
+                yield (str(term), rowid, *row)
+
+    def score(self, tokens: Sequence[str], idfs: Sequence[float], weights: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids ascending, scores) of every row holding any of `tokens`: FTS5's BM25 (positive,
+        higher = better) with `idfs[i]` the IDF of `tokens[i]`, phrases summed in the given order."""
+        postings = self._postings(tokens)
+        lengths = self.row_lengths()
+        total = np.zeros(len(lengths), dtype=np.float64)
+        matched = np.zeros(len(lengths), dtype=bool)
+        column_weights = np.asarray(weights, dtype=np.float64)
+        avgdl = float(self.tokens) / float(self.rows) if self.rows else 1.0
+        for token, weight in zip(tokens, idfs, strict=True):
+            posting = postings.get(token)
+            if posting is None or not len(posting.rows):
+                continue
+            rows = posting.rows
+            freq = posting.tfs @ column_weights  # whole numbers for whole weights: exact
+            size = lengths[rows].astype(np.float64)
+            # fts5_bm25.bm25's expression, operation for operation (FTS5's order).
+            norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * size) / avgdl)
+            total[rows] += weight * ((freq * (BM25_K1 + 1.0)) / (freq + norm))
+            matched[rows] = True
+        found = np.flatnonzero(matched)
+        return found, total[found]
+
+    def top(self, tokens: Sequence[str], idfs: Sequence[float], weights: Sequence[float],
+            limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """`top_rows` of `score`: the rows a lexical search of `limit` hits needs."""
+        rowids, scores = self.score(tokens, idfs, weights)
+        return top_rows(rowids, scores, limit)
+
+
+def top_rows(rowids: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows scoring at least the `limit`-th best score (a tie group at the cut is kept whole),
+    in rowid order: what a caller needs to order them by (−score, key) and cut at `limit`."""
+    if len(scores) <= limit:
+        return rowids, scores
+    cut = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+    keep = scores >= cut
+    return rowids[keep], scores[keep]
