@@ -32,9 +32,9 @@ import json
 import re
 import sqlite3
 from array import array
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -65,18 +65,24 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class PostingsBuilder:
     """Collects each lexical row's tokens while a generation is written, then writes the postings
     into the same database (`write`). Rows must be added in ascending rowid order, as the metadata
-    writer inserts them."""
+    writer inserts them.
+
+    Counting is vectorised per batch: every word occurrence becomes a word id (dict lookups in C),
+    word ids expand to token ids, and one `np.unique` over (token, row, column) keys counts them —
+    Python touches each distinct word once, not each occurrence."""
 
     def __init__(self) -> None:
         self._pending: list[tuple[int, Sequence[str]]] = []
-        self._tokens_of: dict[str, tuple[str, ...]] = {}  # word → its FTS5 tokens
-        self._term_id: dict[str, int] = {}
-        # Flat typed arrays, not lists: a list of 3M postings' ints costs ~200 MB on the stdlib.
-        self._terms = array("i")
-        self._rows = array("i")
-        self._tfs = array("I")  # COLUMNS per posting, flat
-        self._lengths: dict[int, int] = {}
         self._last_rowid = 0  # SQLite rowids start at 1
+        self._word_id: dict[str, int] = {}
+        self._word_first = array("i")  # per word: where its tokens start in `_word_tokens`
+        self._word_count = array("i")  # per word: how many tokens it has
+        self._word_tokens = array("i")  # token ids, word after word
+        self._token_id: dict[str, int] = {}
+        # Per batch: (token ids, rowids, (n × COLUMNS) counts) of its postings, sorted by
+        # (token, rowid); and (rowids, lengths) of its rows.
+        self._parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._sizes: list[tuple[np.ndarray, np.ndarray]] = []
 
     def add(self, rowid: int, fields: Sequence[str]) -> None:
         """One lexical row: its `COLUMNS` field texts, in the table's column order."""
@@ -89,34 +95,47 @@ class PostingsBuilder:
         if len(self._pending) >= _BATCH_UNITS:
             self._flush()
 
-    def _flush(self) -> None:
-        counted = [(rowid, [Counter(_CONTROL.sub(" ", text).split()) for text in fields])
-                   for rowid, fields in self._pending]
-        self._pending = []
-        new = {word for _rowid, columns in counted for words in columns for word in words} - self._tokens_of.keys()
-        if new:
-            fresh = sorted(new)
-            self._tokens_of.update(zip(fresh, fts5_tokens(fresh), strict=True))
-        tokens_of, term_id = self._tokens_of, self._term_id
-        for rowid, columns in counted:
-            row: dict[str, list[int]] = {}
-            length = 0
-            for column, words in enumerate(columns):
-                for word, count in words.items():
-                    for token in tokens_of[word]:
-                        counts = row.get(token)
-                        if counts is None:
-                            counts = row[token] = [0] * COLUMNS
-                        counts[column] += count
-                        length += count
-            self._lengths[rowid] = length
-            for token, counts in row.items():
-                ident = term_id.get(token)
+    def _learn(self, words: set[str]) -> None:
+        """Give each new word an id and its FTS5 tokens ids (FTS5 tokenizes them in one pass)."""
+        fresh = sorted(words.difference(self._word_id))
+        for word, tokens in zip(fresh, fts5_tokens(fresh), strict=True):
+            self._word_id[word] = len(self._word_id)
+            self._word_first.append(len(self._word_tokens))
+            self._word_count.append(len(tokens))
+            for token in tokens:
+                ident = self._token_id.get(token)
                 if ident is None:
-                    ident = term_id[token] = len(term_id)
-                self._terms.append(ident)
-                self._rows.append(rowid)
-                self._tfs.extend(counts)
+                    ident = self._token_id[token] = len(self._token_id)
+                self._word_tokens.append(ident)
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        rowids = np.asarray([rowid for rowid, _fields in self._pending], dtype=np.int64)
+        texts = [_CONTROL.sub(" ", text).split() for _rowid, fields in self._pending for text in fields]
+        self._pending = []
+        words = list(chain.from_iterable(texts))
+        self._learn(set(words))
+        occurrences = np.fromiter(map(self._word_id.__getitem__, words), dtype=np.int64, count=len(words))
+        per_field = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        fields = np.repeat(np.arange(len(texts), dtype=np.int64), per_field)  # local row × COLUMNS + column
+        counts = np.frombuffer(self._word_count, dtype=np.int32)[occurrences]
+        firsts = np.frombuffer(self._word_first, dtype=np.int32)[occurrences]
+        # Token k of an occurrence sits at its word's first token + k.
+        within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        tokens = np.frombuffer(self._word_tokens, dtype=np.int32)[np.repeat(firsts, counts) + within].astype(np.int64)
+        fields = np.repeat(fields, counts)
+        slots = len(texts)
+        keys, tallies = np.unique(tokens * slots + fields, return_counts=True)  # by (token, row, column)
+        token_of, field_of = np.divmod(keys, slots)
+        row_of, column_of = np.divmod(field_of, COLUMNS)
+        pairs, first_of_pair, pair_of = np.unique(token_of * len(rowids) + row_of, return_index=True,
+                                                  return_inverse=True)
+        tfs = np.zeros((len(pairs), COLUMNS), dtype=np.uint32)
+        tfs[pair_of, column_of] = tallies
+        self._parts.append((token_of[first_of_pair], rowids[row_of[first_of_pair]], tfs))
+        lengths = np.bincount(fields // COLUMNS, minlength=len(rowids))
+        self._sizes.append((rowids, lengths))
 
     def write(self, conn: sqlite3.Connection) -> None:
         """Write the postings, the row lengths and the meta entry into `conn` (in its open
@@ -124,23 +143,24 @@ class PostingsBuilder:
         self._flush()
         for statement in POSTINGS_SCHEMA:
             conn.execute(statement)
-        terms = np.frombuffer(self._terms, dtype=np.int32)
-        rows = np.frombuffer(self._rows, dtype=np.int32)
-        tfs = np.frombuffer(self._tfs, dtype=np.uint32).reshape(-1, COLUMNS)
-        order = np.argsort(terms, kind="stable")  # rows stay ascending within a term
-        terms, rows, tfs = terms[order], rows[order], tfs[order]
-        bounds = np.searchsorted(terms, np.arange(len(self._term_id) + 1))
-        names = sorted(self._term_id.items(), key=lambda item: item[1])
+        terms = np.concatenate([p[0] for p in self._parts]) if self._parts else np.zeros(0, dtype=np.int64)
+        rows = np.concatenate([p[1] for p in self._parts]) if self._parts else np.zeros(0, dtype=np.int64)
+        tfs = np.concatenate([p[2] for p in self._parts]) if self._parts else np.zeros((0, COLUMNS), dtype=np.uint32)
+        order = np.argsort(terms, kind="stable")  # batches in rowid order: rows stay ascending
+        terms, rows, tfs = terms[order], rows[order].astype(np.int32), tfs[order]
+        bounds = np.searchsorted(terms, np.arange(len(self._token_id) + 1))
         conn.executemany(
             "INSERT INTO lexical_postings(term, rows, wide, docs, tfs) VALUES (?, ?, ?, ?, ?)",
-            (_posting(name, rows[bounds[i] : bounds[i + 1]], tfs[bounds[i] : bounds[i + 1]]) for name, i in names),
+            (_posting(name, rows[bounds[i] : bounds[i + 1]], tfs[bounds[i] : bounds[i + 1]])
+             for name, i in self._token_id.items() if bounds[i + 1] > bounds[i]),
         )
-        size = max(self._lengths, default=0) + 1
+        size = max((int(r[-1]) for r, _n in self._sizes if len(r)), default=0) + 1
         lengths = np.zeros(size, dtype=np.int32)
-        for rowid, length in self._lengths.items():
-            lengths[rowid] = length
+        for rowids, counted in self._sizes:
+            lengths[rowids] = counted
         conn.execute("INSERT INTO lexical_lengths(id, data) VALUES (0, ?)", (lengths.tobytes(),))
-        meta = {"format": POSTINGS_FORMAT, "rows": len(self._lengths), "tokens": int(lengths.sum(dtype=np.int64))}
+        rows_total = sum(len(r) for r, _n in self._sizes)
+        meta = {"format": POSTINGS_FORMAT, "rows": rows_total, "tokens": int(lengths.sum(dtype=np.int64))}
         conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (POSTINGS_META_KEY, json.dumps(meta)))
 
 
