@@ -194,3 +194,18 @@ def test_rows_out_of_rowid_order_are_refused():
     builder.add(2, ("a", "", "", "", ""))
     with pytest.raises(ValueError, match="ascending rowid"):
         builder.add(2, ("b", "", "", "", ""))
+
+
+def test_a_process_without_numpy_asks_fts5_and_gets_the_same_list(tmp_path, monkeypatch):
+    """A one-shot keyword search must not import numpy (60–110 ms) for a few ms of scoring: while
+    numpy is not loaded the postings are not read, and FTS5 answers with the same list."""
+    from woods.store import metadata as metadata_module
+
+    metadata = _write(tmp_path / "m.sqlite3", _corpus())
+    with_postings = metadata.lexical_search(["dispatch", "json", "cafe"], 20, WEIGHTS)
+    assert metadata._postings() is not None
+    monkeypatch.setattr(metadata_module, "_NUMPY", "a_module_nobody_loaded")
+    assert metadata._postings() is None
+    monkeypatch.setattr(Postings, "score", lambda *a: pytest.fail("postings read without numpy loaded"))
+    assert metadata.lexical_search(["dispatch", "json", "cafe"], 20, WEIGHTS) == with_postings
+    metadata.close()
