@@ -22,9 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from woods.store.postings import Postings
-
 from woods.store.base import Record, field_haystack, record_haystack, validate_search_fields
 from woods.store.fts5_bm25 import idf
 from woods.store.lexical_query import (
@@ -41,6 +38,11 @@ from woods.store.lexical_query import (
     split_expressions,
 )
 
+if TYPE_CHECKING:
+    from woods.store.postings import Postings
+
+# `_single_tokens`' mark for a term not cut yet (FTS5 never makes an empty token).
+_UNCUT = ""
 # The module whose presence in the process decides whether the postings are read (`_postings`).
 _NUMPY = "numpy"
 # SQLite limits host parameters per statement (32766 since 3.32); stay far below it.
@@ -433,14 +435,16 @@ class SQLiteMetadataStore:
     def _single_tokens(self, terms: Sequence[str]) -> dict[str, str] | None:
         """term → its one FTS5 token, or None when a term is no single token (a phrase: FTS5
         alone can match it). Cached per term, like `_term_rows`."""
-        unknown = [t for t in dict.fromkeys(terms) if t not in self._token_cache]
+        found = {t: self._token_cache.get(t, _UNCUT) for t in dict.fromkeys(terms)}
+        unknown = [t for t, token in found.items() if token == _UNCUT]
         if unknown:
-            if len(self._token_cache) + len(unknown) > _TERM_CACHE_SIZE:
+            cut = {t: p[0] if len(p) == 1 else None for t, p in zip(unknown, fts5_tokens(unknown), strict=True)}
+            if len(self._token_cache) + len(cut) > _TERM_CACHE_SIZE:
                 self._token_cache.clear()
-            for term, phrase in zip(unknown, fts5_tokens(unknown), strict=True):
-                self._token_cache[term] = phrase[0] if len(phrase) == 1 else None
-        found = {t: self._token_cache.get(t) for t in terms}
-        return None if any(v is None for v in found.values()) else {t: v for t, v in found.items() if v is not None}
+            self._token_cache.update(cut)
+            found.update(cut)
+        singles = {t: token for t, token in found.items() if token is not None}
+        return singles if len(singles) == len(found) else None
 
     def _top_rows(self, expressions: Sequence[str], limit: int, columns: str) -> list[tuple[int, float]]:
         """(rowid, score) of the best rows matching any of `expressions` (each ranked inside
