@@ -5,8 +5,9 @@ run builds the generation exactly as a local run does, into a private staging di
 with its FTS5 index, FAISS, the manifest), then `publish` copies it into the server:
 
 1. in ONE transaction: register the generation, create its tables (`woods.g<id>_*`), COPY every
-   row (vectors in binary), derive the lexical term statistics from FTS5 itself (`fts5vocab`),
-   build the indexes (HNSW for generations above `EXACT_SEARCH_MAX_CHUNKS`), ANALYZE, and move the
+   row (vectors in binary), copy the lexical term statistics from the generation's postings
+   (FTS5's own counts; a generation written before them is grouped from `fts5vocab`), build the
+   indexes (HNSW for generations above `EXACT_SEARCH_MAX_CHUNKS`), ANALYZE, and move the
    repository's `current_generation` pointer;
 2. COMMIT — the commit point. Readers read through the pointer (MVCC), so they see the old
    generation or the new one, never a mix, and a crash or kill before the commit leaves nothing
