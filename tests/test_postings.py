@@ -212,3 +212,30 @@ def test_a_process_without_numpy_asks_fts5_and_gets_the_same_list(tmp_path, monk
     monkeypatch.setattr(Postings, "score", lambda *a: pytest.fail("postings read without numpy loaded"))
     assert metadata.lexical_search(["dispatch", "json", "cafe"], 20, WEIGHTS) == with_postings
     metadata.close()
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("UPDATE lexical_postings SET tfs = substr(tfs, 1, length(tfs) - 1)", "damaged"),
+        ("UPDATE lexical_postings SET docs = CAST(x'ffffff7f' || substr(docs, 5) AS BLOB)", "past the index's last"),
+        ("UPDATE lexical_postings SET docs = 'text, not a blob'", "damaged"),
+        ("UPDATE lexical_lengths SET data = x'00'", "row lengths"),
+    ],
+)
+def test_damaged_postings_are_one_line_and_exit_2(tmp_path, statement, message):
+    """A damaged postings blob is a corrupt index: one line naming the fix, exit 2, no traceback."""
+    from tests.helpers import copy_fixture, index_with_fake, run_cli
+    from woods.store import index as layout
+
+    root = copy_fixture("rails_app", tmp_path)
+    index_with_fake(root)
+    conn = sqlite3.connect(layout.read_current(root / ".woods") / layout.METADATA_FILE)
+    conn.execute(statement)
+    conn.commit()
+    conn.close()
+    result = run_cli("search", "charge invoice", "--path", str(root), "--strategy", "hybrid",
+                     env={"WOODS_EMBEDDER": "fake"})
+    assert result.code == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "woods index --full" in lines[0], result.stderr

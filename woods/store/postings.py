@@ -32,13 +32,14 @@ import json
 import re
 import sqlite3
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
 import numpy as np
 
+from woods.errors import CorruptIndexError
 from woods.store.fts5_bm25 import BM25_B, BM25_K1
 from woods.store.lexical_query import fts5_tokens
 
@@ -227,13 +228,14 @@ class Postings:
         missing = [t for t in dict.fromkeys(tokens) if t not in found]
         if missing:
             marks = ",".join("?" * len(missing))
-            for term, wide, docs, tfs in self._conn.execute(
+            for term, wide, docs, tfs in _read(self._conn.execute, (
                 f"SELECT term, wide, docs, tfs FROM lexical_postings WHERE term IN ({marks})", missing
-            ):
-                posting = Posting(
-                    np.frombuffer(docs, dtype=np.int32),
-                    np.frombuffer(tfs, dtype=np.uint32 if wide else np.uint16).reshape(-1, COLUMNS),
-                )
+            )):
+                posting = _decoded(str(term), wide, docs, tfs)
+                rows = posting.rows
+                if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(self.row_lengths())):
+                    raise CorruptIndexError(f"the lexical postings of {term!r} name a row past the index's last; "
+                                            "run `woods index --full`")
                 found[str(term)] = posting
                 if self._cached_rows + len(posting.rows) > self._CACHE_ROWS:
                     self._cache.clear()
@@ -246,15 +248,17 @@ class Postings:
         """Every row's token count, indexed by rowid (read once)."""
         if self._lengths is None:
             found = self._conn.execute("SELECT data FROM lexical_lengths WHERE id = 0").fetchone()
-            self._lengths = np.frombuffer(found[0], dtype=np.int32) if found else np.zeros(1, dtype=np.int32)
+            if found is None or not isinstance(found[0], bytes) or len(found[0]) % 4:
+                raise CorruptIndexError("the lexical index's row lengths are missing or damaged; run `woods index --full`")
+            self._lengths = np.frombuffer(found[0], dtype=np.int32)
         return self._lengths
 
     def entries(self) -> Iterator[tuple[Any, ...]]:
         """(term, rowid, tf0 … tf4) of every posting, term by term: the rows the PostgreSQL
         backend publishes as its term statistics."""
         for term, wide, docs, tfs in self._conn.execute("SELECT term, wide, docs, tfs FROM lexical_postings"):
-            counts = np.frombuffer(tfs, dtype=np.uint32 if wide else np.uint16).reshape(-1, COLUMNS).tolist()
-            for rowid, row in zip(np.frombuffer(docs, dtype=np.int32).tolist(), counts, strict=True):
+            posting = _decoded(str(term), wide, docs, tfs)
+            for rowid, row in zip(posting.rows.tolist(), posting.tfs.tolist(), strict=True):
                 yield (str(term), rowid, *row)
 
     def score(self, tokens: Sequence[str], idfs: Sequence[float], weights: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -285,6 +289,24 @@ class Postings:
         """`top_rows` of `score`: the rows a lexical search of `limit` hits needs."""
         rowids, scores = self.score(tokens, idfs, weights)
         return top_rows(rowids, scores, limit)
+
+
+def _read(execute: Callable[..., sqlite3.Cursor], statement: tuple[str, Sequence[str]]) -> list[Any]:
+    """The rows of a postings query; a value SQLite cannot hand back (a blob stored as text that
+    is not UTF-8) is a damaged index, not an unexpected error."""
+    try:
+        return execute(*statement).fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise CorruptIndexError(f"the lexical postings cannot be read ({exc}); run `woods index --full`") from exc
+
+
+def _decoded(term: str, wide: object, docs: object, tfs: object) -> Posting:
+    """A stored posting as arrays, or CorruptIndexError when its blobs do not fit one another."""
+    counts_type = np.uint32 if wide else np.uint16
+    if (not isinstance(docs, bytes) or not isinstance(tfs, bytes) or len(docs) % 4
+            or len(tfs) != len(docs) // 4 * COLUMNS * np.dtype(counts_type).itemsize):
+        raise CorruptIndexError(f"the lexical postings of {term!r} are damaged; run `woods index --full`")
+    return Posting(np.frombuffer(docs, dtype=np.int32), np.frombuffer(tfs, dtype=counts_type).reshape(-1, COLUMNS))
 
 
 def top_rows(rowids: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
