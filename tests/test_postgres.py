@@ -121,12 +121,12 @@ def test_a_generation_without_postings_publishes_the_same_term_statistics(fixtur
     FTS5's instances instead. Both give the server the same rows and totals."""
     import psycopg
 
-    from woods.store import pg_publish
     from woods.store.postgres import table
+    from woods.store.postings import Postings
 
     url = pg_database()
     build_index(fixtures_repo, store=url, repo="with", provider_factory=FakeEmbeddingProvider, workers=1)
-    monkeypatch.setattr(pg_publish.Postings, "open", classmethod(lambda cls, conn: None))
+    monkeypatch.setattr(Postings, "open", classmethod(lambda cls, conn: None))
     build_index(fixtures_repo, store=url, repo="without", provider_factory=FakeEmbeddingProvider, workers=1)
     stats = {}
     with psycopg.connect(url) as conn:

@@ -62,7 +62,6 @@ from woods.store.postgres import (
     schema_present,
     table,
 )
-from woods.store.postings import Postings
 
 # Serialises creating the shared woods tables (two first indexers at once): a transaction-level
 # advisory lock with a key no repository hash can take (class REPO_LOCK_CLASS + 1).
@@ -385,6 +384,7 @@ def _copy_generation(
     conn: Any, source: sqlite3.Connection, build: Path, gen: int, dimension: int, vector_type: int
 ) -> dict[str, int]:
     """COPY the generation's rows from the local build; returns its counts and lexical statistics."""
+    from woods.store.postings import Postings  # numpy: only a publishing process loads it
 
     def copy_rows(name: str, columns: str, rows: Any) -> None:
         with conn.cursor().copy(f"COPY {table(gen, name)} ({columns}) FROM STDIN") as copy:
