@@ -766,11 +766,12 @@ class MetadataWriter(_GenerationWriter):
             ),
         )
         if lexical is not None:
+            rowid = int(cursor.lastrowid or 0)
+            fields = (lexical.name, lexical.qualifier, lexical.path, lexical.doc, lexical.body)  # LEXICAL_COLUMNS
             self._conn.execute(
-                "INSERT INTO lexical(rowid, name, qualifier, path, doc, body) VALUES (?, ?, ?, ?, ?, ?)",
-                (cursor.lastrowid, lexical.name, lexical.qualifier, lexical.path, lexical.doc, lexical.body),
+                "INSERT INTO lexical(rowid, name, qualifier, path, doc, body) VALUES (?, ?, ?, ?, ?, ?)", (rowid, *fields)
             )
-            self._postings.add(int(cursor.lastrowid or 0), (lexical.name, lexical.qualifier, lexical.path, lexical.doc, lexical.body))
+            self._postings.add(rowid, fields)
 
     def add_extraction(self, path: str, data: dict[str, Any]) -> None:
         self._conn.execute(

@@ -32,7 +32,7 @@ import json
 import re
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -228,14 +228,11 @@ class Postings:
         missing = [t for t in dict.fromkeys(tokens) if t not in found]
         if missing:
             marks = ",".join("?" * len(missing))
-            for term, wide, docs, tfs in _read(self._conn.execute, (
-                f"SELECT term, wide, docs, tfs FROM lexical_postings WHERE term IN ({marks})", missing
-            )):
-                posting = _decoded(str(term), wide, docs, tfs)
-                rows = posting.rows
-                if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= len(self.row_lengths())):
-                    raise CorruptIndexError(f"the lexical postings of {term!r} name a row past the index's last; "
-                                            "run `woods index --full`")
+            size = len(self.row_lengths())
+            for term, wide, docs, tfs in _rows(
+                self._conn, f"SELECT term, wide, docs, tfs FROM lexical_postings WHERE term IN ({marks})", missing
+            ):
+                posting = _decoded(str(term), wide, docs, tfs, size)
                 found[str(term)] = posting
                 if self._cached_rows + len(posting.rows) > self._CACHE_ROWS:
                     self._cache.clear()
@@ -256,8 +253,9 @@ class Postings:
     def entries(self) -> Iterator[tuple[Any, ...]]:
         """(term, rowid, tf0 … tf4) of every posting, term by term: the rows the PostgreSQL
         backend publishes as its term statistics."""
-        for term, wide, docs, tfs in self._conn.execute("SELECT term, wide, docs, tfs FROM lexical_postings"):
-            posting = _decoded(str(term), wide, docs, tfs)
+        size = len(self.row_lengths())
+        for term, wide, docs, tfs in _rows(self._conn, "SELECT term, wide, docs, tfs FROM lexical_postings"):
+            posting = _decoded(str(term), wide, docs, tfs, size)
             for rowid, row in zip(posting.rows.tolist(), posting.tfs.tolist(), strict=True):
                 yield (str(term), rowid, *row)
 
@@ -291,22 +289,27 @@ class Postings:
         return top_rows(rowids, scores, limit)
 
 
-def _read(execute: Callable[..., sqlite3.Cursor], statement: tuple[str, Sequence[str]]) -> list[Any]:
+def _rows(conn: sqlite3.Connection, sql: str, params: Sequence[str] = ()) -> Iterator[Any]:
     """The rows of a postings query; a value SQLite cannot hand back (a blob stored as text that
     is not UTF-8) is a damaged index, not an unexpected error."""
     try:
-        return execute(*statement).fetchall()
+        yield from conn.execute(sql, params)
     except sqlite3.DatabaseError as exc:
         raise CorruptIndexError(f"the lexical postings cannot be read ({exc}); run `woods index --full`") from exc
 
 
-def _decoded(term: str, wide: object, docs: object, tfs: object) -> Posting:
-    """A stored posting as arrays, or CorruptIndexError when its blobs do not fit one another."""
+def _decoded(term: str, wide: object, docs: object, tfs: object, size: int) -> Posting:
+    """A stored posting as arrays, or CorruptIndexError when its blobs do not fit one another or
+    name a row outside the `size` rows of the index."""
     counts_type = np.uint32 if wide else np.uint16
     if (not isinstance(docs, bytes) or not isinstance(tfs, bytes) or len(docs) % 4
             or len(tfs) != len(docs) // 4 * COLUMNS * np.dtype(counts_type).itemsize):
         raise CorruptIndexError(f"the lexical postings of {term!r} are damaged; run `woods index --full`")
-    return Posting(np.frombuffer(docs, dtype=np.int32), np.frombuffer(tfs, dtype=counts_type).reshape(-1, COLUMNS))
+    rows = np.frombuffer(docs, dtype=np.int32)
+    if len(rows) and (int(rows.min()) < 0 or int(rows.max()) >= size):
+        raise CorruptIndexError(f"the lexical postings of {term!r} name a row past the index's last; "
+                                "run `woods index --full`")
+    return Posting(rows, np.frombuffer(tfs, dtype=counts_type).reshape(-1, COLUMNS))
 
 
 def top_rows(rowids: np.ndarray, scores: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray]:
