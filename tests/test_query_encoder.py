@@ -18,9 +18,7 @@ import pytest
 
 from woods.embedding.encoder import (
     NumpyMiniLMEncoder,
-    _blas_thread_functions,
     _SafetensorsMap,
-    blas_threads,
     erf,
     gelu,
     minilm_model_dir,
@@ -88,17 +86,6 @@ def test_memory_mapped_weights_equal_safetensors_numpy():
         view = mapped.get(name)
         assert view.dtype == array.dtype and view.shape == array.shape, name
         np.testing.assert_array_equal(view, array)
-
-
-def test_blas_thread_limit_is_scoped():
-    functions = _blas_thread_functions()
-    if functions is None:
-        pytest.skip("numpy's BLAS exposes no thread control here")
-    get_threads = functions[0]
-    before = get_threads()
-    with blas_threads(1):
-        assert get_threads() == 1
-    assert get_threads() == before
 
 
 @pytest.fixture(scope="module")

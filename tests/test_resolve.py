@@ -21,7 +21,6 @@ from woods.resolve import (
     ResolveOutcome,
     ResolveStatus,
     make_searcher,
-    name_index_for,
     normalized_segments,
     resolve,
     split_segments,
@@ -562,14 +561,12 @@ def test_index_files_byte_identical_after_resolving(tmp_path):
     assert _tree_digest(store) == before
 
 
-def test_name_index_is_cached_per_generation(index, tmp_path):
-    first = name_index_for(index)
-    assert name_index_for(index) is first
+def test_name_index_is_read_from_the_generation(index, tmp_path):
+    first = NameIndex.from_metadata(index.metadata)
     assert first.by_identifier["Shared"] and len(first.by_identifier["Shared"]) == 2
     other = build(tmp_path / "other", UNITS[:3])
     try:
-        assert name_index_for(other) is not first
-        assert set(name_index_for(other).by_identifier) == {u.identifier for u in UNITS[:3]}
+        assert set(NameIndex.from_metadata(other.metadata).by_identifier) == {u.identifier for u in UNITS[:3]}
     finally:
         other.close()
 

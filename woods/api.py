@@ -16,13 +16,17 @@ Guarantees:
 - Results from files that changed on disk since indexing are marked `stale` (search hits, the
   resolved unit), with one warning naming them.
 - Concurrent readers are safe: the stores are read-only (`immutable=1` SQLite, an in-memory FAISS
-  index), and every lazily built piece of shared state (the retrievers' pipelines on their first
-  query, the query embedder, the resolve searcher, the PageRank table) is built under a lock.
+  index), and every lazily built piece of shared state (the retrievers' pipelines and the FAISS store
+  on their first query, the query embedder, the resolve searcher and name index, the PageRank
+  table) is built once, under a lock, however many threads ask first.
 - One question sees one generation: each call pins the generation that was current when it
   started. `update()` publishes a new generation and switches the handle to it; calls already
   running finish on the old one, which is closed when the last of them returns. Never a mix.
 - Reading never writes: only `build_index` and `update()` write, through the index builder and its
   store lock.
+- The repository a handle was given is the repository: files are compared and re-indexed there,
+  never in the directory a copied or moved index was first built from (which it names in a warning
+  until the next index re-roots it).
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ if TYPE_CHECKING:
     from woods.evaluate.runner import EvaluationReport
     from woods.freshness import Changes
     from woods.indexing import IndexSummary, Progress
-    from woods.resolve import ResolveOutcome, Searcher
+    from woods.resolve import NameIndex, ResolveOutcome, Searcher
     from woods.retrieval.candidates import (
         AppliedScope,
         Classification,
@@ -516,6 +520,11 @@ class Status:
     # The vector state (woods.indexing.resume.vector_state): `state` complete / embedding /
     # interrupted / pending, `embedded` and `total` chunks when known.
     vectors: dict[str, Any] = field(default_factory=dict)
+    # The root the manifest recorded, when it differs from `root` (a copied or moved repository).
+    recorded_root: str | None = None
+    # What the user must know about this index: a moved root, a background phase 2 that stopped
+    # or failed (the handle's own thread has no caller to raise to).
+    warnings: tuple[str, ...] = ()
 
     @property
     def fresh(self) -> bool:
@@ -537,6 +546,8 @@ class Status:
             "fresh": self.fresh,
             "changes": self.changes.to_dict(),
             "vectors": dict(self.vectors),
+            "recorded_root": self.recorded_root,
+            "warnings": list(self.warnings),
         }
 
 
@@ -663,8 +674,12 @@ class _Generation:
         mode: str,
         profile: str,
         ranking: CodeSearchConfig | None = None,
+        root: Path | None = None,
     ) -> None:
         self.stores = stores
+        # The repository this generation's files are compared with and re-indexed from: the root
+        # the handle was given (woods.freshness.index_root), never blindly the recorded one.
+        self.root = root
         self.ranking = ranking
         self.embedder_factory = embedder_factory
         self.mode = mode
@@ -672,8 +687,8 @@ class _Generation:
         self.retired = False
         self.lock = threading.Lock()  # guards the lazily built state below
         self._retrievers: dict[tuple[str, str], Retriever] = {}
-        self._warm: set[tuple[str, str]] = set()
         self._searcher: Searcher | None = None
+        self._names: NameIndex | None = None
         self._ranked: tuple[RankedUnit, ...] | None = None
         self.profile = profile
         self.retriever(mode, profile)  # an unknown mode or profile fails when the index is opened
@@ -704,22 +719,13 @@ class _Generation:
         limit: int = DEFAULT_SEARCH_LIMIT,
         profile: str | None = None,
     ) -> RetrievalResult:
-        """A retriever builds its pipeline on first use; that first call per mode runs alone."""
-        chosen = (self.mode if mode is None else mode, self.profile if profile is None else profile)
-        retriever = self.retriever(*chosen)
-
-        def run() -> RetrievalResult:
-            return retriever.retrieve(
-                query, budget=budget, types=types, exclude_types=exclude_types, strategy=strategy,
-                path_prefixes=path_prefixes, limit=limit,
-            )
-
-        if chosen in self._warm:
-            return run()
-        with self.lock:
-            result = run()
-            self._warm.add(chosen)
-            return result
+        """One retrieval; concurrent calls run side by side (what a retriever builds on first use
+        is built once, under its own lock: woods.lazy)."""
+        retriever = self.retriever(self.mode if mode is None else mode, self.profile if profile is None else profile)
+        return retriever.retrieve(
+            query, budget=budget, types=types, exclude_types=exclude_types, strategy=strategy,
+            path_prefixes=path_prefixes, limit=limit,
+        )
 
     def searcher(self) -> Searcher:
         with self.lock:
@@ -728,6 +734,16 @@ class _Generation:
 
                 self._searcher = make_searcher(self.stores, self.embedder_factory)
             return self._searcher
+
+    def names(self) -> NameIndex:
+        """Every unit by name (resolve's exact stages), built once per generation and dropped with
+        it: nothing of a closed handle stays in the process."""
+        with self.lock:
+            if self._names is None:
+                from woods.resolve import NameIndex
+
+                self._names = NameIndex.from_metadata(self.stores.metadata)
+            return self._names
 
     def ranked_units(self) -> tuple[RankedUnit, ...]:
         """Every (identifier, type) with its PageRank (the highest of the identifier's typed
@@ -849,10 +865,14 @@ class Index:
         exact: bool = False,
         ranking: CodeSearchConfig | None = None,
         one_shot: bool = False,
+        root: str | os.PathLike[str] | None = None,
     ) -> None:
         from woods.store.backend import is_server_url
 
         self.store_dir: str | Path = str(store_dir) if is_server_url(store_dir) else Path(store_dir)
+        # The repository directory this handle was given (None: the store's own — see
+        # woods.freshness.index_root). Files are read and re-indexed there and nowhere else.
+        self.given_root = None if root is None else Path(root)
         self.repo = repo
         self.exact = exact
         self.mode = mode
@@ -869,7 +889,7 @@ class Index:
         # it reported (a cancelled or failed phase 2 is a recorded warning, never lost silently).
         self._background: threading.Thread | None = None
         self._background_stop = threading.Event()
-        self.background_warnings: list[str] = []
+        self._background_warnings: list[str] = []
         self._current = self._open_generation()
 
     @classmethod
@@ -897,16 +917,20 @@ class Index:
         if is_server_url(store):
             return cls(str(store), mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
         location = store_dir_for(root, Path(store) if store is not None else None)
-        return cls(location, mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
+        return cls(location, mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking, root=root)
 
     # -- lifecycle -------------------------------------------------------------------------
     def _open_generation(self) -> _Generation:
+        from woods.freshness import index_root
         from woods.store.backend import open_stores
 
         stores = open_stores(self.store_dir, self.repo, exact=self.exact)
         description = dict(stores.manifest.embedder)
         try:
-            return _Generation(stores, lambda: self._embedder_for(description), self.mode, self.profile, self.ranking)
+            root = index_root(self.store_dir, self.given_root, stores.manifest.root)
+            return _Generation(
+                stores, lambda: self._embedder_for(description), self.mode, self.profile, self.ranking, root
+            )
         except BaseException:
             stores.close()
             raise
@@ -949,12 +973,13 @@ class Index:
     def close(self) -> None:
         """Close the index (idempotent). Calls still running finish first; a background phase 2
         stops after its current batch (its finished batches are kept for the next run)."""
-        self._stop_background()
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             generation = self._current
+        with self._update_lock:  # an update under way finishes first and starts no new thread
+            self._stop_background()
         self._retire(generation)
 
     def __enter__(self) -> Index:
@@ -992,7 +1017,7 @@ class Index:
         mode); `budget` sizes the assembled context in tokens (the ranked list does not depend on
         it); `profile` is the ranking profile, `code` or `ruby` (default: the index handle's).
         """
-        from woods.freshness import stale_files, stale_warning
+        from woods.freshness import root_moved_warning, stale_files, stale_warning
 
         limit = _validate_positive("limit", limit, MAX_SEARCH_LIMIT)
         budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
@@ -1009,7 +1034,8 @@ class Index:
                 profile=profile,
             )
             hits = [_with_repo(gen.stores, SearchHit.from_entry(entry)) for entry in result.candidates]
-            stale = stale_files(gen.stores, (h.file_path for h in hits if h.file_path))
+            stale = stale_files(gen.stores, gen.root, (h.file_path for h in hits if h.file_path))
+            moved = root_moved_warning(gen.root, gen.stores.manifest.root)
         return SearchResult(
             query=str(query),
             hits=tuple(replace(h, stale=True) if h.file_path in stale else h for h in hits),
@@ -1022,7 +1048,7 @@ class Index:
             classification=result.classification,
             type_rank_context=result.type_rank_context,
             applied_scope=result.applied_scope,
-            warnings=(*result.warnings, *stale_warning(stale)),
+            warnings=(*result.warnings, *moved, *stale_warning(stale)),
             trace=result.trace,
             result=result,
         )
@@ -1065,18 +1091,21 @@ class Index:
         one of them resolves to it. A resolved unit whose file changed since indexing comes back
         with `stale=True` and a warning.
         """
-        from woods.freshness import stale_files, stale_warning
+        from woods.freshness import root_moved_warning, stale_files, stale_warning
         from woods.resolve import resolve
 
-        if recent is not None and not isinstance(recent, (list, tuple)):
-            recent = list(recent)
+        recent_ids = _validate_names("recent", recent)  # a bare string is refused, not read letter by letter
         with self._use() as gen:
             outcome = resolve(
-                gen.stores, ref, type=type, limit=limit, strict=strict, recent=recent, searcher=gen.searcher()
+                gen.stores, ref, type=type, limit=limit, strict=strict, recent=recent_ids, searcher=gen.searcher(),
+                names=gen.names(),
             )
-            stale = stale_files(gen.stores, [outcome.file_path]) if outcome.file_path else set()
-        if stale:
-            outcome = replace(outcome, stale=True, warnings=(*outcome.warnings, *stale_warning(stale)))
+            stale = stale_files(gen.stores, gen.root, [outcome.file_path]) if outcome.file_path else set()
+            moved = root_moved_warning(gen.root, gen.stores.manifest.root)
+        if stale or moved:
+            outcome = replace(
+                outcome, stale=bool(stale), warnings=(*outcome.warnings, *moved, *stale_warning(stale))
+            )
         return outcome
 
     # -- units and the graph ---------------------------------------------------------------
@@ -1228,35 +1257,49 @@ class Index:
 
     def status(self) -> Status:
         """The index's identity and contents, and which repository files changed since it was built."""
-        from woods.freshness import changes_since_index
-        from woods.indexing.resume import vector_state
+        from woods.freshness import changes_since_index, root_moved_warning
 
         with self._use() as gen:
             stores = gen.stores
             manifest = stores.manifest
             skipped = manifest.data.get("skipped") or {}
-            if isinstance(stores.store_dir, Path):
-                vectors = vector_state(stores.store_dir, stores.generation.name, manifest)
-            else:  # another backend publishes the vectors with everything else
-                chunks = int(manifest.counts.get("chunks", 0))
-                vectors = {"state": "complete", "embedded": chunks, "total": chunks}
-            if vectors["state"] in ("pending", "interrupted") and self.vectors_in_background:
-                vectors["state"] = "embedding"  # this handle's own thread, not yet at its first batch
+            vectors = self._vector_state(gen)
+            moved = root_moved_warning(gen.root, manifest.root)
             return Status(
                 vectors=vectors,
                 store=str(stores.store_dir),
                 generation=stores.generation.name,
-                root=manifest.root or None,
+                root=None if gen.root is None else str(gen.root),
+                recorded_root=(manifest.root or None) if moved else None,
+                warnings=(*moved, *self.background_warnings),
                 created_at=manifest.data.get("created_at"),
                 embedder=manifest.embedder,
                 counts=manifest.counts,
-                changes=changes_since_index(stores),
+                changes=changes_since_index(stores, gen.root),
                 manifest=dict(manifest.data),
                 units_by_type=stores.metadata.type_counts(),
                 files_by_language=stores.metadata.language_counts(),
                 skipped={str(reason): int(count) for reason, count in sorted(skipped.items())},
                 repo=_repo_name(stores),
             )
+
+    def vector_state(self) -> dict[str, Any]:
+        """`status().vectors` without comparing the repository with the index (no file is read)."""
+        with self._use() as gen:
+            return self._vector_state(gen)
+
+    def _vector_state(self, gen: _Generation) -> dict[str, Any]:
+        from woods.indexing.resume import vector_state
+
+        stores = gen.stores
+        if isinstance(stores.store_dir, Path):
+            vectors = vector_state(stores.store_dir, stores.generation.name, stores.manifest)
+        else:  # another backend publishes the vectors with everything else
+            chunks = int(stores.manifest.counts.get("chunks", 0))
+            vectors = {"state": "complete", "embedded": chunks, "total": chunks}
+        if vectors["state"] in ("pending", "interrupted") and self.vectors_in_background:
+            vectors["state"] = "embedding"  # this handle's own thread, not yet at its first batch
+        return vectors
 
     def evaluate(
         self, queryset: str | os.PathLike[str], *, budget: int | None = None, profile: str | None = None
@@ -1294,20 +1337,20 @@ class Index:
         are computed by a background thread and the handle switches again when they are published
         (`wait_for_vectors()`). A later `update()` or `close()` stops that thread between batches.
         """
-        self._stop_background()
-        with self._update_lock:
+        with self._update_lock:  # one update at a time; its own background thread stopped under it
+            self._stop_background()
             with self._use() as gen:
                 repo = _repo_name(gen.stores)
                 if isinstance(self.store_dir, str) and repo is None:
                     raise InputError("this Index reads several repositories; open one (repo=NAME) to update it")
                 manifest = gen.stores.manifest
-                root_text = manifest.root
+                root = gen.root  # the given repository, never the recorded one of a copy's original
                 factory = provider_factory or provider_factory_for(manifest.embedder)
                 max_bytes = int(manifest.data.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
-            if not root_text:
+            if root is None:
                 raise InputError("this index records no repository root (built from a corpus); it cannot be updated")
             summary = build_index(
-                root_text, store=self.store_dir, repo=repo, max_file_bytes=max_bytes, wait=wait, provider_factory=factory,
+                root, store=self.store_dir, repo=repo, max_file_bytes=max_bytes, wait=wait, provider_factory=factory,
                 workers=workers, progress=progress, vectors=not background,
             )
             self._switch()
@@ -1328,8 +1371,7 @@ class Index:
         with self._update_lock:
             if self._background is not None and self._background.is_alive():
                 return False
-            self._start_background(generation, wait, factory)
-        return True
+            return self._start_background(generation, wait, factory)
 
     def wait_for_vectors(self, timeout: float | None = None) -> bool:
         """Wait for a background phase 2 to finish; True when none is running (any more)."""
@@ -1338,6 +1380,17 @@ class Index:
             thread.join(timeout)
             return not thread.is_alive()
         return True
+
+    @property
+    def background_warnings(self) -> list[str]:
+        """What background phases reported (stopped, failed, could not switch), oldest first;
+        `status()` shows them too."""
+        with self._lock:
+            return list(self._background_warnings)
+
+    def _record_background(self, warning: str) -> None:
+        with self._lock:
+            self._background_warnings.append(warning)
 
     @property
     def vectors_in_background(self) -> bool:
@@ -1355,31 +1408,37 @@ class Index:
                 old, self._current = self._current, fresh
         self._retire(old)
 
-    def _start_background(self, generation: str, wait: float, factory: Callable[[], EmbeddingProvider]) -> None:
+    def _start_background(self, generation: str, wait: float, factory: Callable[[], EmbeddingProvider]) -> bool:
         """Compute the vectors of the lexical generation `generation` (phase 2 alone, from its own
         extractions: edits made meanwhile wait for the next update) in a daemon thread; switch
-        to the vector-complete generation when it is published."""
+        to the vector-complete generation when it is published. Called under `_update_lock`;
+        a closed handle starts nothing (False)."""
         from woods.indexing.generation import EmbeddingCancelled
         from woods.indexing.pipeline import complete_vectors
 
+        with self._lock:
+            if self._closed:
+                return False
         stop = threading.Event()
         self._background_stop = stop
 
         def run() -> None:
             try:
                 complete_vectors(Path(self.store_dir), factory, generation, wait=wait, should_stop=stop.is_set)
+                if not stop.is_set():
+                    self._switch()
             except EmbeddingCancelled as exc:
-                self.background_warnings.append(f"background embedding stopped: {exc}; the next update resumes it")
-                return
+                self._record_background(f"background embedding stopped: {exc}; the next update resumes it")
             except Exception as exc:  # a thread has no caller to raise to: recorded for status/MCP
-                self.background_warnings.append(f"background embedding failed: {type(exc).__name__}: {exc}")
-                return
-            if not stop.is_set():
-                self._switch()
+                self._record_background(
+                    f"background embedding failed: {type(exc).__name__}: {exc}; searches answer from the "
+                    "previous generation until the next update"
+                )
 
         thread = threading.Thread(target=run, name="woods-vectors", daemon=True)
         self._background = thread
         thread.start()
+        return True
 
     def _stop_background(self) -> None:
         thread = self._background

@@ -140,7 +140,8 @@ def _store_dir(path: Path | None, store: str | None, repo: str | None = None) ->
 def _open_index(path: Path | None, store: str | None, repo: str | None = None, exact: bool = False) -> Index:
     from woods.api import Index
 
-    return Index(_store_dir(path, store, repo), repo=repo, exact=exact, one_shot=True)
+    # The repository given is the root files are read from (a copied or moved one included).
+    return Index(_store_dir(path, store, repo), repo=repo, exact=exact, one_shot=True, root=path if store is None else None)
 
 
 def _warn(warnings: list[str]) -> None:
@@ -344,14 +345,17 @@ def status(
         with _open_index(path, store, repo) as opened:
             current = opened.status()
         if as_json:
-            _emit_json({**current.to_dict(), "warnings": []})
+            _emit_json(current.to_dict())
             return 0
+        _warn(list(current.warnings))
         out = sys.stdout
         counts = current.counts
         out.write(f"index: {current.store} (generation {current.generation}, built {current.created_at})\n")
         if current.repo is not None:
             out.write(f"repo: {current.repo}\n")
         out.write(f"root: {current.root}\n")
+        if current.recorded_root is not None:
+            out.write(f"recorded root: {current.recorded_root} (re-rooted by the next `woods index`)\n")
         out.write(f"embedder: {current.embedder['name']} ({current.embedder['dimension']}-d)\n")
         out.write(
             f"files {counts.get('files')}, units {counts.get('units')}, chunks {counts.get('chunks')}, "
@@ -364,7 +368,7 @@ def status(
             out.write("skipped: " + ", ".join(f"{k} {v}" for k, v in current.skipped.items()) + "\n")
         c = current.changes
         if c.root_missing:
-            out.write("freshness: the indexed root is gone\n")
+            out.write(f"freshness: the repository root {current.root} is gone\n")
         else:
             out.write(f"changed {len(c.changed)}, added {len(c.added)}, deleted {len(c.deleted)} since indexing\n")
             for label, items in (("changed", c.changed), ("added", c.added), ("deleted", c.deleted)):

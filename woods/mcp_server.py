@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from mcp.server import Server, ServerRequestContext
 
     from woods.embedding.provider import EmbeddingProvider
-    from woods.freshness import Changes
     from woods.indexing import IndexSummary
 
 SERVER_NAME = "woods"
@@ -359,7 +358,9 @@ class WoodsTools:
         self.repo = repo
         self.root = root
         self.recent = RecentRing()
-        self._open_index = open_index or (lambda d: Index(d, repo=repo))
+        # The root this server was given is the root: reads and `reindex` use it, whatever root the
+        # index recorded (a copied or moved repository is re-rooted by its next reindex).
+        self._open_index = open_index or (lambda d: Index(d, repo=repo, root=root))
         self._provider_factory = provider_factory
         self._lock = threading.Lock()
         self._index: Index | None = None
@@ -557,20 +558,17 @@ class WoodsTools:
         """
         given = _check_changed_files(changed_files)
         index = self._try_open()
-        before_changes: Changes | None
         if index is None:
-            summary, before, before_changes = self._first_index(), None, None
+            summary, before = self._first_index(), None
             index = self.index()
             index.complete_vectors_in_background(provider_factory=self._provider_factory)
         else:
-            before, before_changes = index.generation, index.status().changes
-            # The lexical generation answers at once; the vectors follow in the background.
+            before = index.generation
+            # The lexical generation answers at once; the vectors follow in the background. The
+            # builder's own discovery says what changed: the repository is walked once.
             summary = index.update(background=True)
         indexed = {str(f["path"]) for f in index.structure(detail="full").files}
-        if before_changes is None:  # first build: every indexed file is new
-            changed = set(indexed)
-        else:
-            changed = {*before_changes.changed, *before_changes.added, *before_changes.deleted}
+        changed = {*summary.changed_files, *summary.added_files, *summary.deleted_files}
         status = {
             path: "changed" if path in changed else "unchanged" if path in indexed else "not_indexed" for path in given
         }
@@ -593,9 +591,10 @@ class WoodsTools:
             "reused_vectors": summary.reused_vectors,
             "changed_files": given,
             "changed_files_status": status,
-            "other_changes": sorted(changed - set(given)) if before_changes is not None else [],
+            "other_changes": sorted(changed - set(given)) if before is not None else [],
             "summary": summary.to_dict(),
-            "vectors": index.status().vectors,
+            "vectors": index.vector_state(),
+            "warnings": index.background_warnings,
         }
         return _json(payload), payload
 

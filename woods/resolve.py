@@ -49,11 +49,9 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
-import os
 import re
-import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -84,8 +82,6 @@ INHERITANCE_DEPTH = 8
 MAX_RECENT = 50
 # A fragment shorter than this is a substring of almost everything: no evidence of intent.
 MIN_SUBSTRING = 3
-# Generations whose name index stays cached (a long-lived server sees the current and previous one).
-NAME_INDEX_CACHE_SIZE = 4
 
 CONFIDENCE_PASSTHROUGH = 1.0
 CONFIDENCE_RECENT_EXACT = 0.95
@@ -382,29 +378,6 @@ class NameIndex:
         return cls(index.by_identifier, index.by_last, index.files, time.perf_counter() - started)
 
 
-_CACHE: OrderedDict[str, NameIndex] = OrderedDict()
-_CACHE_LOCK = threading.Lock()
-
-
-def name_index_for(stores: Any) -> NameIndex:
-    """The name index of `stores`, cached per generation directory (built on first use)."""
-    generation = getattr(stores, "generation", None)
-    if generation is None:
-        return NameIndex.from_metadata(stores.metadata)
-    cache_key = os.fspath(generation)
-    with _CACHE_LOCK:
-        cached = _CACHE.get(cache_key)
-        if cached is not None:
-            _CACHE.move_to_end(cache_key)
-            return cached
-    built = NameIndex.from_metadata(stores.metadata)
-    with _CACHE_LOCK:
-        _CACHE[cache_key] = built
-        while len(_CACHE) > NAME_INDEX_CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return built
-
-
 # -- validation -----------------------------------------------------------------------------------
 
 
@@ -579,12 +552,12 @@ def _collapse(entries: Sequence[NameEntry]) -> tuple[list[NameEntry], list[NameE
 class _Context:
     """Per-call state: the stores, the type filter, and the name index (built only when needed)."""
 
-    def __init__(self, stores: Any, unit_type: str | None, text: str = "") -> None:
+    def __init__(self, stores: Any, unit_type: str | None, text: str = "", names: NameIndex | None = None) -> None:
         self.stores = stores
         self.metadata = stores.metadata
         self.unit_type = unit_type
         self.prefer_library = not asks_for_set_aside_code(text)
-        self._names: NameIndex | None = None
+        self._names = names
 
     def decide(self, method: ResolveMethod, entries: Sequence[NameEntry], confidence: float) -> ResolveOutcome:
         """`_decide` after the two rules that run before ambiguity: same definition, library first."""
@@ -604,7 +577,7 @@ class _Context:
     @property
     def names(self) -> NameIndex:
         if self._names is None:
-            self._names = name_index_for(self.stores)
+            self._names = NameIndex.from_metadata(self.metadata)
         return self._names
 
     def keep(self, entries: Iterable[NameEntry]) -> list[NameEntry]:
@@ -1096,17 +1069,19 @@ def resolve(
     strict: bool = False,
     recent: Sequence[str] | None = None,
     searcher: Searcher | None = None,
+    names: NameIndex | None = None,
 ) -> ResolveOutcome:
     """Resolve `ref` against an open index (`stores.metadata`, `.graph`; see the module docstring).
 
     `type` keeps only units of that type in every stage; `limit` bounds the search stage's
     candidates; `strict` lets only the deterministic stages answer `resolved`; `recent` is a
-    list of recently seen unit ids, most recent first.
+    list of recently seen unit ids, most recent first. `names` is the index's name index when the
+    caller keeps one (a warm handle builds it once per generation); else it is built when needed.
     """
     text = validate_ref(ref)
     count = _validate_limit(limit)
     recent_ids = _validate_recent(recent)
-    ctx = _Context(stores, _validate_type(stores.metadata, type), text)
+    ctx = _Context(stores, _validate_type(stores.metadata, type), text, names)
     outcome = _passthrough(ctx, text)
     if outcome is not None:
         return outcome
@@ -1212,7 +1187,6 @@ __all__ = [
     "ResolveStatus",
     "Searcher",
     "make_searcher",
-    "name_index_for",
     "resolve",
     "stable_id",
 ]

@@ -11,22 +11,19 @@ because this is the module that stays light.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import mmap
 import os
 import struct
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from woods.embedding.provider import configured_threads, ensure_fits, file_fingerprint
+from woods.embedding.provider import ensure_fits, file_fingerprint
 
 MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_DIMENSION = 384
@@ -51,22 +48,6 @@ _MIN_TOKEN_COUNT = 1e-9
 
 # Elements per erf block: 16 Ki float64 values (128 KiB) keep the Horner passes inside L2 cache.
 _ERF_BLOCK = 1 << 14
-
-# A forward pass over at most this many tokens (padded batch × length) runs BLAS on one thread:
-# a query's matrices are too small to share, and a thread pool on a busy machine stalls (2 cores,
-# load ≈ 5: query p50 23 ms on 1 thread vs 58-85 ms on 2, p95 27 ms vs 224-496 ms). Larger passes
-# (small indexing jobs) also stay on one thread unless WOODS_THREADS asks for more: measured at
-# load ≈ 4, 8 texts of 252 tokens took 2.0 s on 1 thread and 23 s on 2.
-SINGLE_THREAD_TOKENS = 128
-
-# numpy's bundled OpenBLAS exports these thread controls (names differ by build: scipy-openblas
-# wheels prefix and suffix them). Absent (Accelerate, MKL, unknown): thread control is a no-op.
-_BLAS_THREAD_SYMBOLS = (
-    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-    ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
-    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-    ("openblas_get_num_threads", "openblas_set_num_threads"),
-)
 
 _SAFETENSORS_DTYPES = {"F32": np.float32, "F64": np.float64, "I64": np.int64, "I32": np.int32}
 
@@ -108,50 +89,6 @@ def load_wordpiece_tokenizer(model_dir: Path) -> Any:
 def weights_fingerprint(model_dir: Path) -> str:
     """SHA-256 of model.safetensors (cached per process): detects a changed model."""
     return file_fingerprint(model_dir / "model.safetensors")
-
-
-# --- BLAS threads -------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def _blas_thread_functions() -> tuple[Any, Any] | None:
-    """(get, set) of numpy's OpenBLAS thread count, or None when they cannot be found."""
-    libs = Path(np.__file__).resolve().parent.parent / "numpy.libs"
-    candidates = sorted(libs.glob("*openblas*")) if libs.is_dir() else []
-    for candidate in candidates:
-        try:
-            library = ctypes.CDLL(str(candidate))
-        except OSError:
-            continue
-        for get_name, set_name in _BLAS_THREAD_SYMBOLS:
-            getter, setter = getattr(library, get_name, None), getattr(library, set_name, None)
-            if getter is not None and setter is not None:
-                getter.restype = ctypes.c_int
-                setter.argtypes = [ctypes.c_int]
-                return getter, setter
-    return None
-
-
-# The BLAS thread count is process-wide: blocks that change it run one at a time, so two threads
-# cannot interleave set/restore and leave the wrong count behind.
-_BLAS_THREADS_LOCK = threading.Lock()
-
-
-@contextmanager
-def blas_threads(count: int) -> Iterator[None]:
-    """Run the block with numpy's BLAS limited to `count` threads, then restore the old count."""
-    functions = _blas_thread_functions()
-    if functions is None:
-        yield
-        return
-    getter, setter = functions
-    with _BLAS_THREADS_LOCK:
-        previous = int(getter())
-        setter(count)
-        try:
-            yield
-        finally:
-            setter(previous)
 
 
 # --- erf / GELU ---------------------------------------------------------------------------------
@@ -380,10 +317,9 @@ class NumpyMiniLMEncoder(WordPieceEmbedder):
         order = sorted(range(len(texts)), key=lambda i: (-len(ids[i]), i))
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
-            padded_tokens = len(batch) * len(ids[batch[0]])  # the first is the longest
-            threads = 1 if padded_tokens <= SINGLE_THREAD_TOKENS else configured_threads() or 1
-            with blas_threads(threads):
-                out[batch] = self._forward([ids[i] for i in batch])
+            # BLAS runs with the threads the process has: a library never changes that count (a
+            # program that owns its process may: woods.entrypoint.configure_process).
+            out[batch] = self._forward([ids[i] for i in batch])
         return out
 
     def _forward(self, batch_ids: list[list[int]]) -> np.ndarray:

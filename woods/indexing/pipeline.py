@@ -145,6 +145,7 @@ class _RunOptions:
 
 def _up_to_date(
     previous: IndexStores | PostgresStores,
+    root: Path,
     rows: Sequence[FileRow],
     summary: IndexSummary,
     provider: EmbeddingProvider,
@@ -153,7 +154,8 @@ def _up_to_date(
     aliases: dict[str, str],
 ) -> bool:
     """True when the published generation already is what this run would write: every file reused
-    unchanged (same set, same content), same extraction layout, options, woods version and embedder.
+    unchanged (same set, same content), same repository root (a copied or restored index is
+    re-rooted even when its files match), same extraction layout, options, woods version and embedder.
     Then no new generation is written at all (the Ruby gem: "nothing processed, nothing vanished
     writes no dump")."""
     if summary.full or summary.reused_files != len(rows):
@@ -162,6 +164,7 @@ def _up_to_date(
     same_files = len(rows) == manifest.get("counts", {}).get("files")
     return (
         same_files
+        and manifest.get("root") == str(root.resolve())
         and manifest.get("layout_key") == layout_key
         and manifest.get("max_file_bytes") == max_file_bytes
         and manifest.get("prefix_aliases", {}) == aliases
@@ -169,6 +172,18 @@ def _up_to_date(
         and manifest.get("embedder") == embedder_description(provider)
         and all(row.mtime_ns == old.mtime_ns for row, old in zip(rows, previous.metadata.files(), strict=False))
     )
+
+
+def _record_file_changes(
+    summary: IndexSummary, previous: IndexStores | PostgresStores | None, rows: Sequence[FileRow]
+) -> None:
+    """Which files differ from the previous generation, by content hash (what `reindex` reports
+    without scanning the repository a second time)."""
+    now = {row.path: row.sha256 for row in rows}
+    before = {} if previous is None else {row.path: row.sha256 for row in previous.metadata.files()}
+    summary.changed_files = sorted(path for path, digest in now.items() if path in before and before[path] != digest)
+    summary.added_files = sorted(path for path in now if path not in before)
+    summary.deleted_files = sorted(path for path in before if path not in now)
 
 
 def _index_locked(
@@ -207,6 +222,7 @@ def _index_locked(
     )
     summary.files = len(rows)
     summary.files_by_language = dict(sorted(Counter(r.language for r in rows).items()))
+    _record_file_changes(summary, previous, rows)
     timed(summary.seconds, "parse", started)
 
     if previous is not None:
@@ -234,7 +250,7 @@ def _index_locked(
     aliases = go_module_aliases(root, go_mods)
     provider = provider_factory()  # cheap: models load on the first text to embed
     lexical: Path | None = None
-    if previous is not None and _up_to_date(previous, rows, summary, provider, layout_key, max_file_bytes, aliases):
+    if previous is not None and _up_to_date(previous, root, rows, summary, provider, layout_key, max_file_bytes, aliases):
         summary.generation = previous.generation.name
         summary.units = previous.metadata.count()
         summary.units_by_type = previous.metadata.type_counts()

@@ -57,6 +57,11 @@ class IndexSummary:
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
     parse_failures: int = 0
     reused_files: int = 0
+    # Repository-relative paths this run found different from the previous generation (content
+    # changed, new, gone); on a first build every indexed file is added.
+    changed_files: list[str] = field(default_factory=list)
+    added_files: list[str] = field(default_factory=list)
+    deleted_files: list[str] = field(default_factory=list)
     removed_units: int = 0
     up_to_date: bool = False
     full: bool = False

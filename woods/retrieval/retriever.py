@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sqlite3
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from woods import limits
-from woods.errors import WoodsError
+from woods.lazy import Lazy
 from woods.limits import DEFAULT_PROFILE, PROFILES
 from woods.retrieval.assembler import DEFAULT_BUDGET, DEFAULT_CHARS_PER_TOKEN, ContextAssembler
 from woods.retrieval.candidates import (
@@ -81,8 +83,21 @@ TYPE_RANK_HEADER = "| Type | Source | Rank in unfiltered top-K | Global K | Tota
 TYPE_RANK_RULE = "|------|--------|--------------------------|----------|----------------|"
 
 
+def store_failures() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean a store failed (its file, its database, its server), as opposed to
+    a bug: SQLite's errors, I/O errors and, once the PostgreSQL driver is loaded, its errors (a
+    process that never loaded psycopg cannot receive one)."""
+    failures: list[type[BaseException]] = [sqlite3.Error, OSError]
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is not None:
+        failures.append(psycopg.Error)
+    return tuple(failures)
+
+
 class _Translated:
-    """Store facade: any failure of a store call becomes StoreError naming the store (MCP-6)."""
+    """Store facade: a store's own failure (`store_failures`) becomes StoreError naming the store,
+    so interfaces report a degraded index; anything else — a programming error — passes through
+    unchanged and is reported as the internal error it is."""
 
     def __init__(self, store: Any, name: str) -> None:
         self._store = store
@@ -97,9 +112,7 @@ class _Translated:
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return value(*args, **kwargs)
-            except (WoodsError, NotImplementedError):  # NotImplementedError: the store lacks a feature
-                raise
-            except Exception as exc:  # any adapter failure is a store failure here
+            except store_failures() as exc:
                 raise StoreError(f"{name} store call {attribute} failed: {type(exc).__name__}: {exc}", store=name) from exc
 
         return call
@@ -158,22 +171,24 @@ class Retriever:
         if rrf_policy not in RRF_POLICIES:
             raise InvalidOptionError(f"unknown RRF policy {rrf_policy!r} (expected unit or occurrence)")
         self._rrf_policy = rrf_policy
-        self._embedder: Embedder | None = None
         self._embedder_factory = embedder_factory
         self._classifier = QueryClassifier()
-        self._pipeline: _Pipeline | None = None
-        self._lexical: LexicalIndex | None = None
-        self._code_engine: CodeSearch | None = None
+        # Built on first use, once, even when threads of a shared handle ask at once (woods.lazy).
+        self._embedder: Lazy[Embedder] = Lazy(self._make_embedder)
+        self._pipeline: Lazy[_Pipeline] = Lazy(self._make_base_pipeline)
+        self._lexical: Lazy[LexicalIndex] = Lazy(lambda: LexicalIndex(_Translated(self._raw_metadata, "metadata")))
+        self._code_engine: Lazy[CodeSearch] = Lazy(self._make_code_search)
         # Beyond Ruby: a query that is exactly a name or a path puts those units first (exact.py).
         self.promote_exact = promote_exact and hasattr(stores.metadata, "find_by_name")
 
     # -- wiring ----------------------------------------------------------------------------
+    def _make_embedder(self) -> Embedder:
+        if self._embedder_factory is None:
+            raise InvalidOptionError("no embedding provider is configured (use --mode lexical or keyword strategies)")
+        return self._embedder_factory()
+
     def _embedder_once(self) -> Embedder:
-        if self._embedder is None:
-            if self._embedder_factory is None:
-                raise InvalidOptionError("no embedding provider is configured (use --mode lexical or keyword strategies)")
-            self._embedder = self._embedder_factory()
-        return self._embedder
+        return self._embedder.get()
 
     def _build(self, metadata: Any, vectors: Any, graph: Any) -> _Pipeline:
         meta = _Translated(metadata, "metadata")
@@ -197,27 +212,27 @@ class Retriever:
             return None
         return LexicalSubjects(metadata, (self._code_config or CodeSearchConfig()).lexical_weights)
 
+    def _make_base_pipeline(self) -> _Pipeline:
+        vectors = _LazyVectors(self._stores)
+        return self._build(self._stores.metadata, vectors, getattr(self._stores, "graph", None))
+
     def _base_pipeline(self) -> _Pipeline:
-        if self._pipeline is None:
-            vectors = _LazyVectors(self._stores)
-            self._pipeline = self._build(self._stores.metadata, vectors, getattr(self._stores, "graph", None))
-        return self._pipeline
+        return self._pipeline.get()
+
+    def _make_code_search(self) -> CodeSearch:
+        return CodeSearch(
+            _Translated(self._raw_metadata, "metadata"),
+            self._dense_store,
+            self._embedder_once if self._embedder_factory is not None and self.mode != "lexical" else None,
+            self._code_config,
+        )
 
     def _code_search(self) -> CodeSearch:
         """One engine per retriever: what it keeps between queries (file-path words) is kept."""
-        if self._code_engine is None:
-            self._code_engine = CodeSearch(
-                _Translated(self._raw_metadata, "metadata"),
-                self._dense_store,
-                self._embedder_once if self._embedder_factory is not None and self.mode != "lexical" else None,
-                self._code_config,
-            )
-        return self._code_engine
+        return self._code_engine.get()
 
     def _lexical_index(self) -> LexicalIndex:
-        if self._lexical is None:
-            self._lexical = LexicalIndex(_Translated(self._raw_metadata, "metadata"))
-        return self._lexical
+        return self._lexical.get()
 
     # -- the pipeline ----------------------------------------------------------------------
     def retrieve(

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
+from woods.lazy import Lazy
+from woods.store.sqlite_uri import sqlite_uri
 
 if TYPE_CHECKING:
     from woods.store.metadata import ChunkRow, SQLiteMetadataStore
@@ -192,7 +194,7 @@ class IndexStores:
         self.store_dir = store_dir
         self.generation = generation
         self.manifest = manifest
-        self._vectors: Any = None
+        self._vectors: Lazy[Any] = Lazy(self._open_vectors)
         self._reader_lock = _hold_generation(generation / MANIFEST_FILE)
         try:
             self.metadata = _open_checked_metadata(
@@ -238,9 +240,7 @@ class IndexStores:
         """The FAISS store; None for a lexical generation (`has_vectors` False)."""
         if not self.has_vectors:
             return None
-        if self._vectors is None:
-            self._vectors = self._open_vectors()
-        return self._vectors
+        return self._vectors.get()  # opened once, even when threads ask at once
 
     def _open_vectors(self) -> Any:
         from woods.store.vectors import FaissVectorStore
@@ -375,8 +375,7 @@ class ReusableVectors:
         # Schema 4 keeps chunks beside the vectors; earlier schemas in the metadata database.
         chunks = generation / CHUNKS_FILE
         database = chunks if chunks.is_file() else generation / METADATA_FILE
-        uri = f"file:{database.as_posix()}?mode=ro&immutable=1"
-        self._conn = sqlite3.connect(uri, uri=True)
+        self._conn = sqlite3.connect(sqlite_uri(database), uri=True)
 
     @classmethod
     def open(cls, store_dir: Path) -> ReusableVectors:

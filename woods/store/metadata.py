@@ -37,6 +37,7 @@ from woods.store.lexical_query import (
     proven,
     split_expressions,
 )
+from woods.store.sqlite_uri import sqlite_uri
 
 if TYPE_CHECKING:
     from woods.store.postings import Postings
@@ -233,7 +234,7 @@ class SQLiteMetadataStore:
 
     def __init__(self, path: Path, chunks_path: Path | None = None) -> None:
         self.path = path
-        uri = f"file:{path.as_posix()}?mode=ro&immutable=1"
+        uri = sqlite_uri(path)
         self._conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
         self._conn.row_factory = sqlite3.Row
         # A vector-complete generation keeps its chunks in their own file beside the vectors
@@ -241,7 +242,7 @@ class SQLiteMetadataStore:
         self._chunks = "chunks"
         if chunks_path is not None:
             try:
-                self._conn.execute("ATTACH DATABASE ? AS vec", (f"file:{chunks_path.as_posix()}?mode=ro&immutable=1",))
+                self._conn.execute("ATTACH DATABASE ? AS vec", (sqlite_uri(chunks_path),))
             except BaseException:
                 self._conn.close()
                 raise

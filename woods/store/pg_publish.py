@@ -62,6 +62,7 @@ from woods.store.postgres import (
     schema_present,
     table,
 )
+from woods.store.sqlite_uri import sqlite_uri
 
 # Serialises creating the shared woods tables (two first indexers at once): a transaction-level
 # advisory lock with a key no repository hash can take (class REPO_LOCK_CLASS + 1).
@@ -340,7 +341,7 @@ def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
     if oid is None:
         raise missing_pgvector(url)
     register_vectors(conn, oid)
-    source = sqlite3.connect(f"file:{(build / layout.METADATA_FILE).as_posix()}?mode=ro", uri=True)
+    source = sqlite3.connect(sqlite_uri(build / layout.METADATA_FILE, immutable=False), uri=True)
     try:
         with conn.transaction():
             gen = int(

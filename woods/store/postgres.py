@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, InputError
+from woods.lazy import Lazy
 from woods.store.base import Record, VectorHit, field_haystack, unit_scores, validate_search_fields
 from woods.store.fts5_bm25 import BM25_B, BM25_K1, idf
 from woods.store.graph import SQLiteGraphStore
@@ -840,7 +841,7 @@ class PostgresStores:
         else:
             self.generation = GenerationRef(",".join(f"{p.repo}@{p.generation.name}" for p in parts), "", 0)
             self.manifest = _combined_manifest(parts)
-        self._vectors: PostgresVectorStore | None = None
+        self._vectors: Lazy[PostgresVectorStore] = Lazy(lambda: PostgresVectorStore(self.metadata, self.exact))
 
     @classmethod
     def open(cls, url: str, repo: str | None = None, *, exact: bool = False) -> PostgresStores:
@@ -858,9 +859,7 @@ class PostgresStores:
 
     @property
     def vectors(self) -> PostgresVectorStore:
-        if self._vectors is None:
-            self._vectors = PostgresVectorStore(self.metadata, self.exact)
-        return self._vectors
+        return self._vectors.get()
 
     def repo_of(self, key: str) -> str | None:
         return self.metadata.repo_of(key)
