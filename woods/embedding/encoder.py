@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from woods.embedding.provider import ensure_fits, file_fingerprint
+from woods.embedding.wordpiece_count import LineCountingTokenizer
 
 MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_DIMENSION = 384
@@ -253,13 +254,18 @@ def padded(batch_ids: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 class WordPieceEmbedder:
-    """What every MiniLM encoder shares: word-piece counting with its tokenizer, and one text
-    embedded as a batch of one (subclasses set `_tokenizer` and implement `embed_batch`)."""
+    """What every MiniLM encoder shares: word-piece counting with its tokenizer (line by line, each
+    distinct line once: woods.embedding.wordpiece_count), and one text embedded as a batch of one
+    (subclasses set `_tokenizer` and implement `embed_batch`)."""
 
     _tokenizer: Any
+    _counter: LineCountingTokenizer | None = None
 
     def count_tokens(self, text: str) -> int:
-        return len(self._tokenizer.encode(text).ids)
+        counter = self._counter
+        if counter is None:
+            counter = self._counter = LineCountingTokenizer(self._tokenizer)
+        return counter.count(text)
 
     def embed(self, text: str) -> np.ndarray:
         row: np.ndarray = self.embed_batch([text])[0]

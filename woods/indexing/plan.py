@@ -79,6 +79,18 @@ def plan_key(prefix: str, unit: Unit, kids: Sequence[Unit], limit: int | None) -
     return sha256_hex(material)
 
 
+# Units whose text is counted together before they are chunked one by one (see `_prime`).
+PRIME_UNITS = 2_000
+
+
+def _prime(provider: EmbeddingProvider, keyed: Sequence[tuple[str, Unit]]) -> None:
+    """Count the next units' texts as one text first. The chunker then asks about each unit and
+    its windows of lines; a counter that caches the counts of lines and words (the MiniLM one:
+    woods.embedding.wordpiece_count) has met every word of them here, in one tokenizer batch,
+    instead of in a small batch per question. Any other counter just counts once more."""
+    provider.count_tokens("\n".join(f"{unit_embedding_prefix(u)}\n{u.source_code or ''}" for _k, u in keyed))
+
+
 def prepare_texts(
     keyed: Sequence[tuple[str, Unit]],
     provider: EmbeddingProvider,
@@ -96,8 +108,10 @@ def prepare_texts(
         children = children_by_parent([u for _k, u in keyed])
     limit = provider.max_input_tokens if chunk else None
     prepared: list[PreparedText] = []
-    for key, unit in keyed:
+    for position, (key, unit) in enumerate(keyed):
         progress.advance()
+        if chunk and limit is not None and position % PRIME_UNITS == 0:
+            _prime(provider, keyed[position : position + PRIME_UNITS])
         if not chunk:  # a pre-extracted corpus (the Ruby bench): every unit, as the gem embeds them
             text = embedding_text(unit_embedding_prefix(unit), unit.source_code)
             if text.strip():
