@@ -16,12 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from woods.embedding.fake import FakeEmbeddingProvider
+from woods.embedding.fake import FakeContextualProvider, FakeEmbeddingProvider
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 # The test-only switch the CLI entry point reads: index with the deterministic Fake embedder.
 FAKE_EMBEDDER = {"WOODS_EMBEDDER": "fake"}
+# Phase 1 with the Fake embedder and phase 2 with the Fake contextual one (the CLI's test switches).
+FAKE_TWO_PHASE = {**FAKE_EMBEDDER, "WOODS_CONTEXTUAL": "fake"}
 
 _RESULTS: list[CliResult] = []
 
@@ -172,6 +174,18 @@ class Location:
 
 class CountingFake(FakeEmbeddingProvider):
     """The Fake provider, recording every text it is asked to embed (named as the test double it is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[str] = []
+
+    def embed_batch(self, texts):
+        self.embedded.extend(texts)
+        return super().embed_batch(texts)
+
+
+class CountingContextual(FakeContextualProvider):
+    """The Fake contextual provider (phase 2's stand-in), recording every text it embeds."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -24,7 +24,7 @@ from woods.api import (
     UnitNotFoundError,
     UnitRecord,
 )
-from woods.embedding.fake import FakeEmbeddingProvider
+from woods.embedding.fake import FAKE_CONTEXTUAL_NAME, FakeContextualProvider, FakeEmbeddingProvider
 from woods.errors import InputError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -350,34 +350,36 @@ def test_docs_api_examples_run(tmp_path, monkeypatch):
             raise AssertionError(f"docs/api.md python block {number} failed: {exc!r}\n{block}") from exc
 
 
-def test_background_update_answers_lexically_then_switches_to_vectors(tmp_path):
-    """update(background=True) returns once the lexical generation is published; searches answer
-    from it (vector and hybrid lexically, with a warning) until the background thread publishes
-    the vectors and the handle switches."""
+def test_background_update_answers_from_phase_one_then_switches_to_contextual_vectors(tmp_path):
+    """update(background=True) returns once phase 1 is published; searches answer from it (with its
+    own vectors, hybrid) until the background thread publishes the contextual vectors and the
+    handle switches to them."""
     root = build_repo(tmp_path / "repo")
     release = threading.Event()
 
-    class HeldFake(FakeEmbeddingProvider):
+    class HeldFake(FakeContextualProvider):
         def embed_batch(self, texts):
             release.wait(30)  # phase 2 waits here until the test has searched
             return super().embed_batch(texts)
 
     with Index.open(root) as ix:
         (root / "app/models/refund.rb").write_text("class Refund\n  def issue\n    true\n  end\nend\n")
-        summary = ix.update(background=True, provider_factory=HeldFake)
+        summary = ix.update(background=True, provider_factory=FakeEmbeddingProvider, contextual_factory=HeldFake)
         assert summary.vectors_pending is True and summary.searchable_seconds is not None
-        assert ix.lookup("Refund#issue") is not None  # the lexical generation is current
+        assert ix.lookup("Refund#issue") is not None  # phase 1 is current
         assert ix.vectors_in_background
-        assert ix.status().vectors["state"] == "embedding"
+        vectors = ix.status().vectors
+        assert (vectors["state"], vectors["phase"], vectors["contextual"]["state"]) == ("complete", 1, "embedding")
         result = ix.search("refund issue", limit=5)
         assert "Refund" in [h.identifier for h in result][:3]
-        assert any("no vectors yet" in w for w in result.warnings)
+        assert result.warnings == () and "vector" in result.trace.legs
         release.set()
         assert ix.wait_for_vectors(60)
         assert not ix.vectors_in_background and ix.background_warnings == []
-        assert ix.status().vectors["state"] == "complete"
+        vectors = ix.status().vectors
+        assert (vectors["state"], vectors["phase"], vectors["embedder"]) == ("complete", 2, FAKE_CONTEXTUAL_NAME)
         after = ix.search("refund issue", limit=5)
-        assert not any("no vectors yet" in w for w in after.warnings)
+        assert after.warnings == () and "Refund" in [h.identifier for h in after][:3]
 
 
 def test_close_stops_a_background_update_and_the_next_run_resumes(tmp_path):
@@ -385,7 +387,7 @@ def test_close_stops_a_background_update_and_the_next_run_resumes(tmp_path):
         f"lib/gen_{i}.rb": f"module Gen{i}\n  def self.value\n    {i}\n  end\nend\n" for i in range(150)}})
     started = threading.Event()
 
-    class SlowFake(FakeEmbeddingProvider):
+    class SlowFake(FakeContextualProvider):
         def embed_batch(self, texts):
             started.set()
             threading.Event().wait(0.2)
@@ -394,11 +396,12 @@ def test_close_stops_a_background_update_and_the_next_run_resumes(tmp_path):
     for path in (root / "lib").glob("gen_*.rb"):
         path.write_text(path.read_text().replace("def self.value\n", "def self.value\n    # changed\n"))
     ix = Index.open(root)
-    ix.update(background=True, provider_factory=SlowFake)
+    ix.update(background=True, provider_factory=FakeEmbeddingProvider, contextual_factory=SlowFake)
     assert started.wait(30)
     ix.close()  # stops after the current batch
     assert any("stopped" in w for w in ix.background_warnings)
     with Index.open(root) as again:
-        assert again.status().vectors["state"] == "interrupted"
-        summary = again.update(provider_factory=FakeEmbeddingProvider)
-        assert summary.resumed_vectors > 0 and again.status().vectors["state"] == "complete"
+        assert again.status().vectors["contextual"]["state"] == "interrupted"
+        summary = again.update(provider_factory=FakeEmbeddingProvider, contextual_factory=FakeContextualProvider)
+        vectors = again.status().vectors
+        assert summary.resumed_vectors > 0 and (vectors["state"], vectors["phase"]) == ("complete", 2)

@@ -39,7 +39,20 @@ def test_the_test_embedder_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(InputError, match=EMBEDDER_ENV):
         provider_factory_from_environment()
     monkeypatch.delenv(EMBEDDER_ENV)
-    assert provider_factory_from_environment()().name.endswith("all-MiniLM-L6-v2")  # the default: the real model
+    assert provider_factory_from_environment() is None  # the default: woods's static model
+
+
+def test_the_test_contextual_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from woods.embedding.fake import FakeContextualProvider
+    from woods.entrypoint import CONTEXTUAL_ENV, contextual_factory_from_environment
+
+    monkeypatch.setenv(CONTEXTUAL_ENV, "fake")
+    factory = contextual_factory_from_environment(None)
+    assert factory is not None and isinstance(factory(), FakeContextualProvider)
+    assert contextual_factory_from_environment(False) is None  # --no-contextual wins
+    monkeypatch.setenv(CONTEXTUAL_ENV, "minilm")
+    with pytest.raises(InputError, match=CONTEXTUAL_ENV):
+        contextual_factory_from_environment(None)
 
 
 def test_no_library_module_reads_the_switch_or_sets_offline_mode() -> None:

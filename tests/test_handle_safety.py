@@ -17,7 +17,7 @@ import pytest
 
 from tests.helpers import build_repo
 from woods.api import Index
-from woods.embedding.fake import FakeEmbeddingProvider
+from woods.embedding.fake import FakeContextualProvider, FakeEmbeddingProvider
 from woods.entrypoint import BLAS_ENVIRONMENT, configure_process
 from woods.errors import InputError
 from woods.freshness import file_is_stale, inside_root
@@ -46,7 +46,7 @@ def test_a_failed_switch_after_background_vectors_is_recorded_and_shown(tmp_path
 
         monkeypatch.setattr(Index, "_open_generation", open_generation)
         _edit(root)
-        ix.update(background=True, provider_factory=FakeEmbeddingProvider)
+        ix.update(background=True, provider_factory=FakeEmbeddingProvider, contextual_factory=FakeContextualProvider)
         assert ix.wait_for_vectors(60)
         warnings = ix.background_warnings
         assert len(warnings) == 1 and "background embedding failed" in warnings[0] and "disk I/O" in warnings[0]
@@ -59,7 +59,8 @@ def test_mcp_status_shows_background_failures(tmp_path, monkeypatch):
     from woods.indexing import pipeline
 
     root = build_repo(tmp_path / "repo")
-    tools = WoodsTools(root / ".woods", root=root, provider_factory=FakeEmbeddingProvider)
+    tools = WoodsTools(root / ".woods", root=root, provider_factory=FakeEmbeddingProvider,
+                       contextual_factory=FakeContextualProvider)
     try:
         def broken(*_args: Any, **_kwargs: Any) -> Any:
             raise OSError("no space left on device")
@@ -79,7 +80,7 @@ def test_concurrent_updates_leave_no_thread_that_close_cannot_stop(tmp_path):
     root = build_repo(tmp_path / "repo")
     release = threading.Event()
 
-    class HeldFake(FakeEmbeddingProvider):
+    class HeldFake(FakeContextualProvider):
         def embed_batch(self, texts):  # type: ignore[no-untyped-def]
             release.wait(0.5)  # a batch long enough for the next update to start meanwhile
             return super().embed_batch(texts)
@@ -89,7 +90,7 @@ def test_concurrent_updates_leave_no_thread_that_close_cannot_stop(tmp_path):
 
     def update(_: int) -> None:
         _edit(root)
-        ix.update(background=True, provider_factory=HeldFake)
+        ix.update(background=True, provider_factory=FakeEmbeddingProvider, contextual_factory=HeldFake)
 
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(update, range(8)))

@@ -1,8 +1,11 @@
-"""Two-phase publish: the lexical generation is searchable while phase 2 embeds; an interrupted
-phase 2 resumes from the vectors it already computed; status shows the progress.
+"""Two phases: phase 1 publishes the units with the base embedder's vectors (searchable, hybrid);
+phase 2 adds the contextual embedder's vectors and switches to them; an interrupted phase 2 resumes
+from the vectors it already computed; status shows the progress.
 
-In-process tests hold phase 2 with a Progress that searches when the embed phase starts; the
-kill tests run the real CLI in a subprocess and SIGKILL it at an announced point (WOODS_TEST_PAUSE).
+The Fake provider stands in for the base embedder (the static model) and the Fake contextual one
+for MiniLM. In-process tests hold phase 2 with a Progress that searches when its embedding starts;
+the kill tests run the real CLI in a subprocess and SIGKILL it at an announced point
+(WOODS_TEST_PAUSE).
 """
 
 from __future__ import annotations
@@ -21,8 +24,13 @@ import numpy as np
 import pytest
 
 from tests.conftest import FIXTURES, REPO, run_cli
-from tests.helpers import FAKE_EMBEDDER, CountingFake
-from woods.embedding.fake import FakeEmbeddingProvider
+from tests.helpers import FAKE_TWO_PHASE, CountingContextual, CountingFake
+from woods.embedding.fake import (
+    FAKE_CONTEXTUAL_NAME,
+    FAKE_MODEL_NAME,
+    FakeContextualProvider,
+    FakeEmbeddingProvider,
+)
 from woods.errors import InputError
 from woods.indexing import index_repository
 from woods.indexing.collector import paused_collector
@@ -50,16 +58,20 @@ def _repo(tmp_path: Path) -> Path:
 
 
 class SearchWhenEmbedding:
-    """A Progress that runs `probe()` once, when phase 2 starts embedding (phase 1 is published)."""
+    """A Progress that runs `probe()` once, when phase 2 starts embedding (phase 1 is published;
+    phase 1 embeds too, so the probe waits for the second "embed")."""
 
     def __init__(self, probe) -> None:
         self.probe = probe
         self.results: list = []
         self.notes: list[str] = []
+        self.embeds = 0
 
     def phase(self, name: str, total: int | None) -> None:
-        if name == "embed" and not self.results:
-            self.results.append(self.probe())
+        if name == "embed":
+            self.embeds += 1
+            if self.embeds == 2 and not self.results:
+                self.results.append(self.probe())
 
     def advance(self, count: int = 1) -> None:
         pass
@@ -70,8 +82,8 @@ class SearchWhenEmbedding:
 
 def _search_all_profiles(store: Path) -> dict:
     with IndexStores.open(store) as stores:
-        assert stores.has_vectors is False
-        assert stores.vectors is None
+        assert stores.has_vectors is True and stores.manifest.embedder["name"] == FAKE_MODEL_NAME
+        assert stores.vectors.count() == stores.metadata.chunk_count() > GENERATED_FUNCTIONS
         code = Retriever(stores, FakeEmbeddingProvider, profile="code")
         ruby = Retriever(stores, FakeEmbeddingProvider, profile="ruby")
         return {
@@ -87,70 +99,85 @@ def test_search_works_between_the_phases_in_both_profiles(tmp_path):
     root = _repo(tmp_path)
     store = tmp_path / "s"
     progress = SearchWhenEmbedding(lambda: _search_all_profiles(store))
-    summary = index_repository(root, store, CountingFake, progress=progress, workers=1)
+    summary = index_repository(root, store, CountingFake, contextual_factory=CountingContextual, progress=progress,
+                               workers=1)
     found = progress.results[0]
-    for name, result in found.items():
+    for name, result in found.items():  # phase 1 answers every strategy with its own vectors
         assert result.candidates, name
+        assert result.warnings == () and result.trace.fallback_from is None, name
     assert any("JournalCsvExporter" in c.identifier for c in found["code_hybrid"].candidates)
-    for name in ("code_hybrid", "code_vector", "ruby_vector", "ruby_hybrid"):
-        result = found[name]
-        assert any("no vectors yet" in w for w in result.warnings), name
-        assert result.trace.fallback_from in ("hybrid", "vector"), name
-        assert result.to_dict()["warnings"], name
-        assert result.trace.to_dict()["fallback_from"] == result.trace.fallback_from
-    assert found["ruby_keyword"].warnings == () and found["ruby_keyword"].trace.fallback_from is None
-    assert found["ruby_vector"].strategy == "keyword"
-    assert found["code_vector"].trace.legs == ("lexical",)
-    assert any("searchable after" in note for note in progress.notes)
+    assert found["ruby_vector"].strategy == "vector"
+    assert found["code_vector"].trace.legs == ("vector",)
+    assert any("searchable after" in note and "contextual vectors follow" in note for note in progress.notes)
     assert summary.searchable_seconds is not None and summary.vectors_pending is False
 
-    # After phase 2 the same searches use the vectors and warn about nothing.
+    # After phase 2 the index holds the contextual vectors (only those) and searches use them.
     with IndexStores.open(store) as stores:
-        assert stores.has_vectors is True
+        assert stores.has_vectors is True and stores.manifest.embedder["name"] == FAKE_CONTEXTUAL_NAME
         assert stores.vectors.count() == stores.metadata.chunk_count() == summary.chunks > GENERATED_FUNCTIONS
+        assert stores.vectors.dimension == FakeContextualProvider().dimension
         for profile in ("code", "ruby"):
-            result = Retriever(stores, FakeEmbeddingProvider, profile=profile).retrieve(
+            result = Retriever(stores, FakeContextualProvider, profile=profile).retrieve(
                 "export journal entries to csv", strategy="vector")
             assert result.warnings == () and result.trace.fallback_from is None
             assert result.candidates
+
+
+def test_without_a_contextual_embedder_one_generation_has_everything(tmp_path):
+    root = _repo(tmp_path)
+    store = tmp_path / "s"
+    searchable: list[str] = []
+    summary = index_repository(root, store, CountingFake, workers=1, on_searchable=lambda s: searchable.append(s.generation))
+    assert searchable == [summary.generation] == [layout.read_current(store).name]
+    assert len(list((store / layout.GENERATIONS_DIR).iterdir())) == 1
+    with IndexStores.open(store) as stores:
+        assert stores.has_vectors and stores.vectors.count() == summary.chunks > GENERATED_FUNCTIONS
+        assert stores.manifest.data["vectors"]["state"] == "complete"
+        assert "base_generation" not in stores.manifest.data["vectors"]
 
 
 def test_phase_two_hard_links_the_lexical_database(tmp_path):
     root = _repo(tmp_path)
     store = tmp_path / "s"
     lexical: list[str] = []
-    index_repository(root, store, CountingFake, workers=1, on_searchable=lambda s: lexical.append(s.generation))
+    index_repository(root, store, CountingFake, contextual_factory=CountingContextual, workers=1,
+                     on_searchable=lambda s: lexical.append(s.generation))
     complete = layout.read_current(store)
     first = store / layout.GENERATIONS_DIR / lexical[0]
     assert complete.name != lexical[0] and first.is_dir()
     assert os.path.samefile(first / layout.METADATA_FILE, complete / layout.METADATA_FILE)
-    assert not (first / layout.VECTORS_FILE).exists() and not (first / layout.CHUNKS_FILE).exists()
+    assert (first / layout.VECTORS_FILE).exists() and (first / layout.CHUNKS_FILE).exists()  # the base vectors
     manifest = json.loads((complete / layout.MANIFEST_FILE).read_text())
-    assert manifest["vectors"]["state"] == "complete" and manifest["vectors"]["lexical_generation"] == lexical[0]
+    assert manifest["vectors"]["state"] == "complete" and manifest["vectors"]["base_generation"] == lexical[0]
+    assert manifest["vectors"]["base_embedder"]["name"] == FAKE_MODEL_NAME
+    assert manifest["embedder"]["name"] == FAKE_CONTEXTUAL_NAME
     assert not list((store / "embedding").glob("vectors-*")), "the resume cache is deleted once published"
 
 
 def test_cancelled_phase_two_resumes_without_re_embedding(tmp_path):
     root = _repo(tmp_path)
     store = tmp_path / "s"
-    provider = CountingFake()
+    provider = CountingContextual()
     batches = iter(range(10_000))
     with pytest.raises(EmbeddingCancelled):
-        index_repository(root, store, lambda: provider, workers=1, should_stop=lambda: next(batches) >= 2)
+        index_repository(root, store, CountingFake, contextual_factory=lambda: provider, workers=1,
+                         should_stop=lambda: next(batches) >= 2)
     done = len(provider.embedded)
     assert done == 2 * EMBED_BATCH
     with IndexStores.open(store) as stores:  # phase 1 stays published and searchable
-        assert stores.has_vectors is False and stores.metadata.count() > GENERATED_FUNCTIONS
+        assert stores.manifest.embedder["name"] == FAKE_MODEL_NAME and stores.metadata.count() > GENERATED_FUNCTIONS
         progress = read_progress(store, stores.generation.name)
         assert progress is not None and progress["embedded"] == done and progress["total"] > done
-    again = CountingFake()
-    summary = index_repository(root, store, lambda: again, workers=1)
+    base = CountingFake()
+    again = CountingContextual()
+    summary = index_repository(root, store, lambda: base, contextual_factory=lambda: again, workers=1)
+    assert base.embedded == [], "phase 1 is not redone"
     assert summary.resumed_vectors == done
     assert len(again.embedded) == summary.embedded == summary.chunks - done
     assert not set(again.embedded) & set(provider.embedded)
     # The result equals a build that never stopped.
     fresh = tmp_path / "fresh"
-    reference = index_repository(root, fresh, CountingFake, workers=1)
+    reference = index_repository(root, fresh, CountingFake, contextual_factory=CountingContextual, workers=1)
     with IndexStores.open(store) as a, IndexStores.open(fresh) as b:
         ca = {c.embedding_id: c for c in a.metadata.chunks()}
         cb = {c.embedding_id: c for c in b.metadata.chunks()}
@@ -163,14 +190,16 @@ def test_cancelled_phase_two_resumes_without_re_embedding(tmp_path):
 def test_nothing_left_to_embed_finishes_phase_two_at_once(tmp_path):
     root = _repo(tmp_path)
     store = tmp_path / "s"
-    first = index_repository(root, store, CountingFake, workers=1, vectors=False)
+    first = index_repository(root, store, CountingFake, contextual_factory=CountingContextual, workers=1, vectors=False)
     assert first.vectors_pending is True
     with IndexStores.open(store) as stores:
-        assert stores.has_vectors is False
-    second = index_repository(root, store, CountingFake, workers=1)
+        assert stores.has_vectors is True and stores.manifest.embedder["name"] == FAKE_MODEL_NAME
+    later = index_repository(root, store, CountingFake, contextual_factory=CountingContextual, workers=1, vectors=False)
+    assert later.up_to_date is True and later.vectors_pending is True  # phase 2 left for later again
+    second = index_repository(root, store, CountingFake, contextual_factory=CountingContextual, workers=1)
     assert second.embedded == second.chunks and second.vectors_pending is False
-    third_provider = CountingFake()
-    third = index_repository(root, store, lambda: third_provider, workers=1)
+    third_provider = CountingContextual()
+    third = index_repository(root, store, CountingFake, contextual_factory=lambda: third_provider, workers=1)
     assert third.up_to_date is True and third_provider.embedded == []
 
 
@@ -189,7 +218,7 @@ def test_resume_cache_is_never_trusted_across_models(tmp_path):
 
 
 def _kill_at(phase: str, root: Path, store: Path) -> None:
-    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", **FAKE_EMBEDDER)
+    env = dict(os.environ, WOODS_TEST_PAUSE=phase, PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1", **FAKE_TWO_PHASE)
     proc = subprocess.Popen(
         [sys.executable, "-m", "woods", "index", str(root), "--store", str(store)],
         cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
@@ -209,28 +238,31 @@ def test_kill_9_during_phase_two_keeps_phase_one_and_resumes(tmp_path):
     store = tmp_path / "s"
     _kill_at("embed-batch", root, store)
 
-    # Phase 1 is published: search answers (lexically, saying so); status shows the progress.
+    # Phase 1 is published: search answers with its vectors; status shows phase 2's progress.
     found = run_cli("search", "generated_helper_7", "--store", str(store), "--json")
     assert found.code == 0, found.stderr
     payload = json.loads(found.stdout)
     assert any("generated_helper_7" in r["identifier"] for r in payload["results"])
-    assert any("no vectors yet" in w for w in payload["warnings"])
+    assert payload["warnings"] == []
     status = run_cli("status", "--store", str(store), "--json")
     assert status.code == 0, status.stderr
     vectors = json.loads(status.stdout)["vectors"]
-    assert vectors["state"] == "interrupted"
-    assert vectors["embedded"] == EMBED_BATCH and vectors["total"] > GENERATED_FUNCTIONS
+    assert (vectors["state"], vectors["phase"], vectors["embedder"]) == ("complete", 1, FAKE_MODEL_NAME)
+    contextual = vectors["contextual"]
+    assert contextual["state"] == "interrupted"
+    assert contextual["embedded"] == EMBED_BATCH and contextual["total"] > GENERATED_FUNCTIONS
     text = run_cli("status", "--store", str(store), expect=0)
-    assert f"vectors: {EMBED_BATCH:,} / {vectors['total']:,} embedded" in text.stdout
+    assert f"contextual vectors: {EMBED_BATCH:,} / {contextual['total']:,} embedded" in text.stdout
 
-    again = run_cli("index", str(root), "--store", str(store), "--json", env=FAKE_EMBEDDER)
+    again = run_cli("index", str(root), "--store", str(store), "--json", env=FAKE_TWO_PHASE)
     assert again.code == 0, again.stderr
     summary = json.loads(again.stdout)["summary"]
     assert summary["resumed_vectors"] == EMBED_BATCH
     assert summary["embedded"] == summary["chunks"] - EMBED_BATCH
     assert summary["reused_files"] == summary["files"], "phase 1 is not redone"
     done = json.loads(run_cli("status", "--store", str(store), "--json", expect=0).stdout)["vectors"]
-    assert done == {"state": "complete", "embedded": summary["chunks"], "total": summary["chunks"]}
+    assert done == {"state": "complete", "embedded": summary["chunks"], "total": summary["chunks"],
+                    "embedder": FAKE_CONTEXTUAL_NAME, "phase": 2}
     assert not list(store.glob("building-*"))
 
 
@@ -238,7 +270,7 @@ def test_kill_9_before_phase_two_publishes_embeds_nothing_again(tmp_path):
     root = _repo(tmp_path)
     store = tmp_path / "s"
     _kill_at("vectors-write", root, store)
-    again = run_cli("index", str(root), "--store", str(store), "--json", env=FAKE_EMBEDDER)
+    again = run_cli("index", str(root), "--store", str(store), "--json", env=FAKE_TWO_PHASE)
     assert again.code == 0, again.stderr
     summary = json.loads(again.stdout)["summary"]
     assert summary["embedded"] == 0 and summary["resumed_vectors"] == summary["chunks"]
@@ -280,10 +312,10 @@ def test_watch_stops_embedding_when_the_tree_changes_again(tmp_path):
 
     root = _repo(tmp_path)
     store = tmp_path / "s"
-    index_repository(root, store, CountingFake, workers=1)
+    index_repository(root, store, CountingFake, contextual_factory=CountingContextual, workers=1)
     runs: list[str] = []
 
-    class EditsWhileEmbedding(CountingFake):
+    class EditsWhileEmbedding(CountingContextual):
         def embed_batch(self, texts):
             if len(runs) == 1:  # the first re-index: a newer edit lands while it embeds
                 (root / "python_pkg" / "ledger" / "late.py").write_text("def late_arrival():\n    return 2\n")
@@ -295,7 +327,8 @@ def test_watch_stops_embedding_when_the_tree_changes_again(tmp_path):
     def interruptible(stop):
         runs.append("run")
         try:
-            summary = index_repository(root, store, EditsWhileEmbedding, workers=1, should_stop=stop)
+            summary = index_repository(root, store, CountingFake, contextual_factory=EditsWhileEmbedding, workers=1,
+                                       should_stop=stop)
         except EmbeddingCancelled:
             outcomes.append("stopped")
             raise
@@ -334,12 +367,13 @@ def test_phase_one_runs_with_the_collector_paused_and_phase_two_with_it_back(tmp
     root = _repo(tmp_path)
     progress = _CollectorStates()
     assert gc.isenabled()
-    index_repository(root, tmp_path / "s", CountingFake, progress=progress, workers=1)
-    states: dict[str, bool] = {}
+    index_repository(root, tmp_path / "s", CountingFake, contextual_factory=CountingContextual, progress=progress,
+                     workers=1)
+    states: dict[str, list[bool]] = {}
     for name, enabled in progress.states:
-        states.setdefault(name, enabled)  # each phase's first announcement ("write" recurs in phase 2)
-    assert states["parse"] is False and states["write"] is False  # phase 1: paused
-    assert states["embed"] is True  # phase 2: collected again
+        states.setdefault(name, []).append(enabled)  # each announcement ("write", "embed" recur in phase 2)
+    assert states["parse"][0] is False and states["write"][0] is False and states["embed"][0] is False  # phase 1
+    assert states["embed"][-1] is True  # phase 2: collected again
     assert gc.isenabled()
 
 

@@ -566,16 +566,23 @@ def build_index(
     progress: Progress | None = None,
     workers: int | None = None,
     provider_factory: Callable[[], EmbeddingProvider] | None = None,
+    contextual: bool | None = None,
+    contextual_factory: Callable[[], EmbeddingProvider] | None = None,
     vectors: bool = True,
     should_stop: Callable[[], bool] | None = None,
     on_searchable: Callable[[IndexSummary], None] | None = None,
 ) -> IndexSummary:
     """Index the repository at `path` into `store` (default `path/.woods`) and publish it.
 
-    Two phases: the lexical generation is published (and `on_searchable(summary)` called) as soon
-    as parsing is done, then the vectors. `vectors=False` stops after the lexical generation (a
-    later run, or `Index.update(background=True)`, adds the vectors); `should_stop()` is asked
-    between embedding batches (EmbeddingCancelled; finished batches are kept for the next run).
+    Phase 1 publishes the units with the base embedder's vectors (`provider_factory`, default
+    woods's static model) and calls `on_searchable(summary)`: searchable, hybrid, in seconds.
+    Phase 2 adds contextual vectors (MiniLM) and switches the index to them: `contextual` True asks
+    for it (the `contextual` extra must be installed), False leaves it out, None (default) runs it
+    where the extra is installed and the base embedder is the default one
+    (`woods.embedding.select.contextual_factory`); `contextual_factory` supplies another
+    contextual embedder (tests). `vectors=False` leaves phase 2 for later (a later run, or
+    `Index.update(background=True)`); `should_stop()` is asked between its batches
+    (EmbeddingCancelled; finished batches are kept for the next run).
 
     `store` may be a PostgreSQL URL (`postgresql://…`): the repository is then published there as
     the collection `repo` (default: the name of the repository's directory).
@@ -584,9 +591,10 @@ def build_index(
     embedded again. `allow_purge` lets a run remove over 30% of the indexed units. `wait` is how
     long to wait for another indexer's lock. `workers` parse processes (None: one per CPU, at most
     4; a script passing more than 1 needs the `if __name__ == "__main__":` guard).
-    `provider_factory` makes the embedder (default: the packaged all-MiniLM-L6-v2). This is what
-    `woods index`, the MCP server's `reindex` and `Index.update()` run.
+    This is what `woods index`, the MCP server's `reindex` and `Index.update()` run.
     """
+    from woods.embedding.select import contextual_factory as choose_contextual
+    from woods.embedding.select import index_provider
     from woods.indexing import index_repository, parse_workers
     from woods.store.backend import StoreTarget, is_server_url, server_target
     from woods.store.index import store_dir_for
@@ -600,7 +608,12 @@ def build_index(
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
         raise InputError(f"wait must be a number of seconds >= 0, got {wait!r}")
     count = parse_workers() if workers is None else _validate_positive("workers", workers)
-    factory = provider_factory if provider_factory is not None else _packaged_provider
+    factory = provider_factory if provider_factory is not None else index_provider
+    second = contextual_factory
+    if second is None:
+        second = choose_contextual(contextual, default_base=provider_factory is None)
+    elif contextual is False:
+        raise InputError("contextual=False and a contextual_factory contradict each other; pass one")
     target: Path | StoreTarget
     if is_server_url(store):
         target = server_target(str(store), repo if repo is not None else root.resolve().name)
@@ -609,30 +622,11 @@ def build_index(
     else:
         target = store_dir_for(root, None if store is None else Path(store))
     return index_repository(
-        root, target, factory, max_file_bytes=max_file_bytes, progress=progress, wait=float(wait),
+        root, target, factory, contextual_factory=second, max_file_bytes=max_file_bytes, progress=progress,
+        wait=float(wait),
         full=full, allow_purge=allow_purge, workers=count, vectors=vectors, should_stop=should_stop,
         on_searchable=on_searchable,
     )
-
-
-def _packaged_provider() -> EmbeddingProvider:
-    from woods.embedding.select import index_provider
-
-    return index_provider()
-
-
-def provider_factory_for(embedder: Mapping[str, Any]) -> Callable[[], EmbeddingProvider]:
-    """The index-time provider that rebuilds an index made with `embedder` (its manifest entry)."""
-    from woods.embedding.fake import FAKE_MODEL_NAME, FakeEmbeddingProvider
-
-    name = str(embedder.get("name", ""))
-    if name == FAKE_MODEL_NAME:
-        dimension = int(embedder["dimension"])
-        max_tokens = embedder.get("max_input_tokens")
-        return lambda: FakeEmbeddingProvider(dimensions=dimension, max_input_tokens=max_tokens)
-    if "all-MiniLM-L6-v2" in name:
-        return _packaged_provider
-    raise InputError(f"the index was built with embedder {name!r}, which `update` cannot rebuild; run `woods index`")
 
 
 # -- generations ---------------------------------------------------------------------------------
@@ -759,6 +753,43 @@ class _Generation:
                 units = [RankedUnit(ident, unit_type, round(best[ident], 6)) for ident, unit_type in pairs]
                 self._ranked = tuple(sorted(units, key=lambda u: (-u.score, u.identifier, u.type)))
             return self._ranked
+
+
+def _default_base() -> EmbeddingProvider:
+    from woods.embedding.select import index_provider
+
+    return index_provider()
+
+
+def _embedders_of(
+    manifest: Mapping[str, Any],
+) -> tuple[Callable[[], EmbeddingProvider] | None, Callable[[], EmbeddingProvider] | None]:
+    """(base, contextual) provider factories that rebuild an index as it is: the base embedder is
+    the one phase 1 used (a phase-2 generation records it as `vectors.base_embedder`; None means
+    the default, also for an index of an earlier woods whose only vectors were MiniLM's); the
+    contextual one is the embedder of a phase-2 generation, else the automatic choice
+    (`woods.embedding.select.contextual_factory`) for an index on the default base."""
+    from woods.embedding.select import (
+        MINILM_MARKER,
+        contextual_factory,
+        is_default_base,
+        provider_factory_for,
+    )
+
+    embedder = dict(manifest.get("embedder") or {})
+    vectors = manifest.get("vectors") or {}
+    recorded_base = vectors.get("base_embedder") if isinstance(vectors, Mapping) else None
+    if recorded_base is not None:
+        base_description = dict(recorded_base)
+        second = provider_factory_for(embedder)
+    else:
+        base_description = {} if MINILM_MARKER in str(embedder.get("name", "")) else embedder
+        second = None
+    default = not base_description or is_default_base(base_description)
+    base = None if default else provider_factory_for(base_description)
+    if second is None:
+        second = contextual_factory(None, default_base=default)
+    return base, second
 
 
 def _validate_positive(name: str, value: object, maximum: int | None = None) -> int:
@@ -1297,8 +1328,12 @@ class Index:
         else:  # another backend publishes the vectors with everything else
             chunks = int(stores.manifest.counts.get("chunks", 0))
             vectors = {"state": "complete", "embedded": chunks, "total": chunks}
-        if vectors["state"] in ("pending", "interrupted") and self.vectors_in_background:
-            vectors["state"] = "embedding"  # this handle's own thread, not yet at its first batch
+        if self.vectors_in_background:  # this handle's own thread, maybe not yet at its first batch
+            if vectors["state"] in ("pending", "interrupted"):
+                vectors["state"] = "embedding"
+            elif vectors.get("phase") == 1:
+                vectors["contextual"] = {**vectors.get("contextual", {"embedded": None, "total": None}),
+                                         "state": "embedding"}
         return vectors
 
     def evaluate(
@@ -1324,17 +1359,21 @@ class Index:
         workers: int = 1,
         progress: Progress | None = None,
         background: bool = False,
+        contextual_factory: Callable[[], EmbeddingProvider] | None = None,
     ) -> IndexSummary:
-        """Re-index the repository the index was built from and switch to the new generation.
+        """Re-index the repository this handle reads and switch to the new generation.
 
         Vectors of unchanged embedding texts are reused, so only changed code is embedded.
         Returns the builder's `IndexSummary` (`up_to_date` when nothing changed: then no new
-        generation is written). `provider_factory` overrides the embedder recorded in the
-        manifest (it must produce compatible vectors).
+        generation is written). The embedders are the index's own: its base embedder (the static
+        model) and, when it holds contextual vectors — or where the contextual extra is installed,
+        for an index on the default base — the contextual one (`_embedders_of`);
+        `provider_factory` and `contextual_factory` override them (they must produce compatible
+        vectors).
 
-        `background=True` returns as soon as the lexical generation is published and switched to
-        (every call answers from it; vector and hybrid searches lexically, saying so); the vectors
-        are computed by a background thread and the handle switches again when they are published
+        `background=True` returns as soon as phase 1 is published and switched to (every call
+        answers from it, hybrid with the base vectors); the contextual vectors are computed by a
+        background thread and the handle switches again when they are published
         (`wait_for_vectors()`). A later `update()` or `close()` stops that thread between batches.
         """
         with self._update_lock:  # one update at a time; its own background thread stopped under it
@@ -1345,29 +1384,38 @@ class Index:
                     raise InputError("this Index reads several repositories; open one (repo=NAME) to update it")
                 manifest = gen.stores.manifest
                 root = gen.root  # the given repository, never the recorded one of a copy's original
-                factory = provider_factory or provider_factory_for(manifest.embedder)
+                base, second = _embedders_of(manifest.data)
                 max_bytes = int(manifest.data.get("max_file_bytes") or DEFAULT_MAX_FILE_BYTES)
             if root is None:
                 raise InputError("this index records no repository root (built from a corpus); it cannot be updated")
+            factory = provider_factory or base
+            contextual = contextual_factory or second
             summary = build_index(
-                root, store=self.store_dir, repo=repo, max_file_bytes=max_bytes, wait=wait, provider_factory=factory,
-                workers=workers, progress=progress, vectors=not background,
+                root, store=self.store_dir, repo=repo, max_file_bytes=max_bytes, wait=wait,
+                provider_factory=factory or _default_base, contextual_factory=contextual, workers=workers,
+                progress=progress, vectors=not background,
             )
             self._switch()
-            if background and summary.vectors_pending:
-                self._start_background(summary.generation, wait, factory)
+            if background and summary.vectors_pending and contextual is not None:
+                self._start_background(summary.generation, wait, contextual)
             return summary
 
     def complete_vectors_in_background(
-        self, *, provider_factory: Callable[[], EmbeddingProvider] | None = None, wait: float = DEFAULT_LOCK_WAIT_SECONDS
+        self, *, contextual_factory: Callable[[], EmbeddingProvider] | None = None,
+        wait: float = DEFAULT_LOCK_WAIT_SECONDS,
     ) -> bool:
-        """Start computing the vectors of a lexical generation in a background thread (True), or
-        do nothing when the index already has them or the thread already runs (False)."""
+        """Start computing the contextual vectors of a phase-1 generation in a background thread
+        (True), or do nothing (False) when there is no contextual embedder to use (none given, and
+        the extra not installed or the base not the default one), when the index already holds
+        them, when another backend reads it, or when the thread already runs."""
         with self._use() as gen:
-            if getattr(gen.stores, "has_vectors", True):  # another backend publishes them at once
-                return False
+            manifest = gen.stores.manifest
+            if not isinstance(gen.stores.store_dir, Path) or "base_embedder" in manifest.data.get("vectors", {}):
+                return False  # another backend publishes every vector at once; or phase 2 is done
             generation = gen.stores.generation.name
-            factory = provider_factory or provider_factory_for(gen.stores.manifest.embedder)
+            factory = contextual_factory or _embedders_of(manifest.data)[1]
+        if factory is None:
+            return False
         with self._update_lock:
             if self._background is not None and self._background.is_alive():
                 return False
@@ -1464,5 +1512,4 @@ __all__ = [
     "UnitNotFoundError",
     "UnitRecord",
     "build_index",
-    "provider_factory_for",
 ]

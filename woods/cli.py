@@ -176,27 +176,30 @@ def index(
     full: Annotated[bool, typer.Option("--full", help="Rebuild from scratch (no reuse of parses or vectors).")] = False,
     allow_purge: Annotated[bool, typer.Option("--allow-purge", help="Allow a run that removes over 30% of the units.")] = False,
     watch_mode: Annotated[bool, typer.Option("--watch", help="Keep re-indexing on file changes until Ctrl-C.")] = False,
+    contextual: Annotated[bool | None, typer.Option(
+        "--contextual/--no-contextual",
+        help="Add MiniLM's contextual vectors in a second phase (default: where the contextual extra is installed).",
+    )] = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Index PATH: discover, parse, embed and publish a new index (old one stays until it is ready).
 
-    Incremental by default: unchanged files are not parsed again and unchanged code is not embedded
-    again. The previous index stays readable until the new one is published."""
+    The first generation is searchable within seconds, with woods's static vectors; with the
+    contextual extra installed, MiniLM's vectors follow in a second phase. Incremental by default:
+    unchanged files are not parsed again and unchanged code is not embedded again. The previous
+    index stays readable until the new one is published."""
 
     def action() -> int:
         from woods.api import build_index
-        from woods.entrypoint import provider_factory_from_environment
+        from woods.embedding.select import index_provider
+        from woods.entrypoint import contextual_factory_from_environment, provider_factory_from_environment
 
         if watch_mode and as_json:
             raise InputError("--watch runs until interrupted; it cannot print one JSON object (drop --json)")
-        make_provider = provider_factory_from_environment()
-        provider: list[EmbeddingProvider] = []
-
-        def warm_provider() -> EmbeddingProvider:  # created once, kept warm across --watch re-indexes
-            if not provider:
-                provider.append(make_provider())
-            return provider[0]
+        warm_provider = _warm(provider_factory_from_environment() or index_provider)
+        second = contextual_factory_from_environment(contextual)
+        warm_contextual = None if second is None else _warm(second)
 
         def run_once(full_run: bool, should_stop: Callable[[], bool] | None = None) -> IndexSummary:
             started = time.perf_counter()
@@ -204,6 +207,7 @@ def index(
                 summary = build_index(
                     path, store=store, repo=repo, full=full_run, allow_purge=allow_purge, max_file_bytes=max_file_bytes,
                     wait=wait, progress=progress, provider_factory=warm_provider,
+                    contextual_factory=warm_contextual, contextual=False if warm_contextual is None else None,
                     should_stop=should_stop,
                 )
             elapsed = time.perf_counter() - started
@@ -231,6 +235,18 @@ def index(
         return 0
 
     _run(debug, action)
+
+
+def _warm(factory: Callable[[], EmbeddingProvider]) -> Callable[[], EmbeddingProvider]:
+    """A factory that creates its provider once: kept warm across `--watch` re-indexes."""
+    made: list[EmbeddingProvider] = []
+
+    def warm() -> EmbeddingProvider:
+        if not made:
+            made.append(factory())
+        return made[0]
+
+    return warm
 
 
 def _progress(enabled: bool) -> AbstractContextManager[Progress]:
@@ -612,11 +628,12 @@ def mcp(path: PathOpt = None, store: StoreOpt = None, repo: RepoOpt = None, debu
     """Serve the index to coding assistants over MCP (stdio); keeps the index and model warm."""
 
     def action() -> int:
-        from woods.entrypoint import provider_factory_from_environment
+        from woods.entrypoint import contextual_factory_from_environment, provider_factory_from_environment
         from woods.mcp_server import serve
 
         serve(_store_dir(path, store, repo), root=None if store else (path or Path.cwd()).resolve(),
-              provider_factory=provider_factory_from_environment(), repo=repo)
+              provider_factory=provider_factory_from_environment(),
+              contextual_factory=contextual_factory_from_environment(None), repo=repo)
         return 0
 
     _run(debug, action)

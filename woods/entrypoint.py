@@ -33,10 +33,13 @@ QUIET_ENVIRONMENT = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSIT
 BLAS_ENVIRONMENT = {"OPENBLAS_NUM_THREADS": "1"}
 
 # Tests only: `WOODS_EMBEDDER=fake` makes `woods index` (and the MCP server's first build) embed
-# with the deterministic Fake provider instead of the packaged model. Unset means the real model;
-# any other value is refused (never a silent fallback). Documented in docs/cli.md.
+# phase 1 with the deterministic Fake provider instead of woods's static model, and
+# `WOODS_CONTEXTUAL=fake` adds a phase 2 with the Fake contextual provider (a second embedder of
+# another name and dimension) instead of MiniLM. Unset means the real models; any other value is
+# refused (never a silent fallback). Documented in docs/cli.md.
 EMBEDDER_ENV = "WOODS_EMBEDDER"
-REAL_EMBEDDER = "minilm"
+CONTEXTUAL_ENV = "WOODS_CONTEXTUAL"
+REAL_EMBEDDER = "static"
 TEST_EMBEDDER = "fake"
 
 
@@ -48,16 +51,31 @@ def configure_process() -> None:
         os.environ.setdefault(name, value)
 
 
-def provider_factory_from_environment() -> Callable[[], EmbeddingProvider]:
-    """The index-time embedder the entry point builds with: the packaged model, or (tests) Fake."""
+def provider_factory_from_environment() -> Callable[[], EmbeddingProvider] | None:
+    """The phase-1 embedder the entry point builds with: None for the default (woods's static
+    model), or (tests) the Fake one."""
     from woods.embedding.select import index_provider
 
     name = os.environ.get(EMBEDDER_ENV, "").strip()
     if name in ("", REAL_EMBEDDER):
-        return lambda: index_provider(REAL_EMBEDDER)
+        return None
     if name == TEST_EMBEDDER:
         return lambda: index_provider(TEST_EMBEDDER)
     raise InputError(
         f"{EMBEDDER_ENV}={name!r} is not an embedder; it is a test-only switch "
-        f"({TEST_EMBEDDER!r} or unset for the packaged model)"
+        f"({TEST_EMBEDDER!r} or unset for woods's static model)"
     )
+
+
+def contextual_factory_from_environment(option: bool | None) -> Callable[[], EmbeddingProvider] | None:
+    """The phase-2 embedder the entry point builds with: `option` (`--contextual` True,
+    `--no-contextual` False, else None: automatic, see woods.embedding.select.contextual_factory)
+    decides, except that tests may swap MiniLM for the Fake contextual provider."""
+    from woods.embedding.select import FAKE_CONTEXTUAL_EMBEDDER, contextual_factory, index_provider
+
+    name = os.environ.get(CONTEXTUAL_ENV, "").strip()
+    if name == TEST_EMBEDDER:
+        return None if option is False else (lambda: index_provider(FAKE_CONTEXTUAL_EMBEDDER))
+    if name:
+        raise InputError(f"{CONTEXTUAL_ENV}={name!r} is not an embedder; it is a test-only switch ({TEST_EMBEDDER!r} or unset)")
+    return contextual_factory(option, default_base=provider_factory_from_environment() is None)

@@ -348,6 +348,7 @@ class WoodsTools:
         root: Path | None = None,
         open_index: Callable[[Path | str], Index] | None = None,
         provider_factory: Callable[[], EmbeddingProvider] | None = None,
+        contextual_factory: Callable[[], EmbeddingProvider] | None = None,
         repo: str | None = None,
     ) -> None:
         from woods.store.backend import is_server_url
@@ -362,6 +363,7 @@ class WoodsTools:
         # index recorded (a copied or moved repository is re-rooted by its next reindex).
         self._open_index = open_index or (lambda d: Index(d, repo=repo, root=root))
         self._provider_factory = provider_factory
+        self._contextual_factory = contextual_factory
         self._lock = threading.Lock()
         self._index: Index | None = None
         self._boot_error: str | None = None
@@ -561,12 +563,12 @@ class WoodsTools:
         if index is None:
             summary, before = self._first_index(), None
             index = self.index()
-            index.complete_vectors_in_background(provider_factory=self._provider_factory)
+            index.complete_vectors_in_background(contextual_factory=self._contextual_factory)
         else:
             before = index.generation
             # The lexical generation answers at once; the vectors follow in the background. The
             # builder's own discovery says what changed: the repository is walked once.
-            summary = index.update(background=True)
+            summary = index.update(background=True, contextual_factory=self._contextual_factory)
         indexed = {str(f["path"]) for f in index.structure(detail="full").files}
         changed = {*summary.changed_files, *summary.added_files, *summary.deleted_files}
         status = {
@@ -707,17 +709,20 @@ def serve(
     *,
     root: Path | None = None,
     provider_factory: Callable[[], EmbeddingProvider] | None = None,
+    contextual_factory: Callable[[], EmbeddingProvider] | None = None,
     repo: str | None = None,
 ) -> None:
     """Serve the index in `store_dir` (a directory or a PostgreSQL URL; `repo` picks a repository
     of the latter) over stdio until the client closes the connection.
 
-    `root` lets `reindex` build a missing index; `provider_factory` is the embedder it builds with
-    (default: the packaged model)."""
+    `root` lets `reindex` build a missing index; `provider_factory` is the base embedder it builds
+    with (default: woods's static model) and `contextual_factory` the phase-2 one (default: MiniLM
+    where the contextual extra is installed)."""
     import anyio
     from mcp.server.stdio import stdio_server
 
-    tools = WoodsTools(store_dir, root=root, provider_factory=provider_factory, repo=repo)
+    tools = WoodsTools(store_dir, root=root, provider_factory=provider_factory, contextual_factory=contextual_factory,
+                       repo=repo)
     server = build_server(tools)
 
     async def run() -> None:
@@ -732,7 +737,11 @@ def serve(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """`python -m woods.mcp_server [--path REPO | --store DIR|URL] [--repo NAME]` (what `woods mcp` runs)."""
-    from woods.entrypoint import configure_process, provider_factory_from_environment
+    from woods.entrypoint import (
+        configure_process,
+        contextual_factory_from_environment,
+        provider_factory_from_environment,
+    )
     from woods.store.backend import is_server_url
     from woods.store.index import store_dir_for
 
@@ -747,16 +756,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error(f"path not found or not a directory: {args.path}")
     try:
         provider_factory = provider_factory_from_environment()
+        contextual_factory = contextual_factory_from_environment(None)
     except InputError as exc:
         parser.error(str(exc))
     root = (args.path or Path.cwd()).resolve() if args.store is None else None
     if is_server_url(args.store):
-        serve(args.store, root=None, provider_factory=provider_factory, repo=args.repo)
+        serve(args.store, root=None, provider_factory=provider_factory, contextual_factory=contextual_factory,
+              repo=args.repo)
         return
     if args.repo is not None:
         parser.error("--repo selects a repository of a PostgreSQL store; pass --store postgresql://…")
     store = Path(args.store) if args.store is not None else None
-    serve(store_dir_for(args.path, store), root=root, provider_factory=provider_factory)
+    serve(store_dir_for(args.path, store), root=root, provider_factory=provider_factory,
+          contextual_factory=contextual_factory)
 
 
 if __name__ == "__main__":

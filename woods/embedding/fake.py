@@ -18,6 +18,10 @@ from woods.embedding.provider import ensure_fits, l2_normalize_rows
 # Ruby Fake provider defaults (#178): 128 buckets and this model name.
 FAKE_DIMENSIONS = 128
 FAKE_MODEL_NAME = "fake-embedding-test"
+# The stand-in for the contextual embedder in tests of the second phase: another name (so its
+# vectors are never taken for the base embedder's) and another dimension.
+FAKE_CONTEXTUAL_NAME = "fake-contextual-test"
+FAKE_CONTEXTUAL_DIMENSIONS = 64
 
 # Words are ASCII identifiers of the lower-cased text, as in the Ruby provider.
 _WORD = re.compile(r"[a-z_][a-z0-9_]*")
@@ -63,3 +67,13 @@ class FakeEmbeddingProvider:
     def embed(self, text: str) -> np.ndarray:
         vector: np.ndarray = self.embed_batch([text])[0]
         return vector
+
+
+class FakeContextualProvider(FakeEmbeddingProvider):
+    """The Fake embedder under another name and dimension: what tests of phase 2 (the contextual
+    vectors) embed with, so a generation's vectors say which phase made them."""
+
+    def __init__(self, max_input_tokens: int | None = None) -> None:
+        super().__init__(dimensions=FAKE_CONTEXTUAL_DIMENSIONS, max_input_tokens=max_input_tokens)
+        self.name = FAKE_CONTEXTUAL_NAME
+

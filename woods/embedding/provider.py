@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -120,3 +120,21 @@ def _fingerprint_cached(path: str, size: int, mtime_ns: int) -> str:
         while block := handle.read(_FINGERPRINT_BLOCK_BYTES):
             digest.update(block)
     return digest.hexdigest()
+
+
+def embedder_description(provider: EmbeddingProvider) -> dict[str, Any]:
+    """The manifest's record of the embedder. `fingerprint` — the weights' SHA-256 and the numeric
+    precision when the provider exposes them — decides whether a previous generation's vectors may
+    be reused: a changed model file or a switch between bf16 and fp32 re-embeds everything."""
+    weights = getattr(provider, "weights_fingerprint", None)
+    if callable(weights):
+        weights = weights()
+    precision = getattr(provider, "precision", None)
+    fingerprint = f"{weights or provider.name}:{precision or 'fp32'}"
+    return {
+        "name": provider.name,
+        "dimension": int(provider.dimension),
+        "max_input_tokens": provider.max_input_tokens,
+        "precision": precision,
+        "fingerprint": fingerprint,
+    }

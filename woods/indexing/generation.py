@@ -1,13 +1,18 @@
-"""Generations in two phases: link, rank and write the lexical generation and publish it (phase
-1, searchable at once); then chunk, embed and publish the vector-complete generation (phase 2).
+"""Generations in up to two phases. Phase 1 links, ranks and writes the metadata database, chunks
+every unit and embeds the chunks with the base embedder (woods's static model: seconds), and
+publishes it all as one generation — the first thing a search sees already has vectors. Phase 2,
+when a contextual embedder is asked for (MiniLM, the `contextual` extra), embeds the same chunks
+with it and publishes a second generation that replaces the base vectors with those.
 
 Guarantees: each generation is written whole into a private build directory and published by the
 store's atomic CURRENT swap, so a failure or a kill at any point leaves the last published index
-as it was (the build directory is removed, or removed by the next run). Phase 2 never rewrites
-phase 1's metadata database: it hard-links it (a copy only where the filesystem cannot link) and
-adds chunks.sqlite3, vectors.faiss and a manifest. Every chunk's embedding text is hashed; a vector
-of a previous generation or of the resume cache with the same text hash and embedder is copied, so
-only new texts reach the model, and every finished batch is written to the resume cache first.
+as it was (the build directory is removed, or removed by the next run). A generation holds the
+vectors of exactly one embedder, recorded in its manifest: nothing reads mixed vectors. Phase 2
+never rewrites phase 1's metadata database: it hard-links it (a copy only where the filesystem
+cannot link) and adds chunks.sqlite3, vectors.faiss and a manifest naming the base generation and
+its embedder. Every chunk's embedding text is hashed; a vector of a previous generation of the same
+embedder, or of the resume cache, with the same text hash is copied, so only new texts reach the
+model, and every finished batch of phase 2 is written to the resume cache first.
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ _PAUSE_ENV = "WOODS_TEST_PAUSE"
 
 class EmbeddingCancelled(Exception):
     """Phase 2 stopped between batches because the caller asked it to (`should_stop`); the
-    batches already finished are in the resume cache and the lexical generation stays published."""
+    batches already finished are in the resume cache and the base generation stays published."""
 
 
 def crash_test_pause(phase: str) -> None:
@@ -116,15 +121,17 @@ def _text_of(prepared: PreparedText) -> str:
     return prepared.text
 
 
-def reusable_vectors(store_dir: Path | StoreTarget, summary: IndexSummary) -> ReusableVectors | None:
-    """The vectors of the newest vector-complete generation (any index schema; for another
-    backend, what its target offers), when readable (else None, with a warning when something was
-    there but could not be read)."""
+def reusable_vectors(
+    store_dir: Path | StoreTarget, summary: IndexSummary, embedder: dict[str, Any]
+) -> ReusableVectors | None:
+    """The vectors of the newest generation with vectors of `embedder` (its fingerprint; any index
+    schema; for another backend, what its target offers), when readable (else None, with a warning
+    when something was there but could not be read)."""
     target = target_for(store_dir)
     try:
         if not isinstance(target, LocalTarget):
             return target.open_reusable()
-        generation = layout.newest_vector_generation(target.store_dir)
+        generation = layout.newest_vector_generation(target.store_dir, str(embedder.get("fingerprint")))
         if generation is None:
             return None
         return ReusableVectors(generation, layout.read_manifest(generation, check_schema=False))
@@ -290,14 +297,20 @@ def write_vector_generation(
     store_dir: Path | None,
     consolidate: bool = False,
 ) -> dict[str, Any]:
-    """Phase 2: chunk every unit, take vectors from the previous generation and the resume cache,
-    embed the rest (each batch committed to the resume cache before the next), then write
-    chunks.sqlite3, vectors.faiss and the vector-complete manifest into `build` next to a hard link
-    of the lexical generation's metadata database. Returns the manifest. `store_dir` (a local
-    store) gets the progress file; `consolidate` writes one self-contained database instead (a copy
-    of the lexical one with the chunks in it), for backends that publish a single build."""
+    """Chunk every unit, take vectors from the previous generation and the resume cache, embed the
+    rest (each batch committed to the resume cache before the next), then write chunks.sqlite3,
+    vectors.faiss and the vector-complete manifest into `build`. `lexical` is the generation whose
+    metadata database the vectors describe: `build` itself (phase 1: one build holds everything),
+    or a published one (phase 2: its database is hard-linked, and the manifest names it and its
+    embedder as `vectors.base_generation` / `vectors.base_embedder`). Returns the manifest.
+    `store_dir` (a local store) gets the progress file; `consolidate` writes one self-contained
+    database instead (a copy of the lexical one with the chunks in it), for backends that publish
+    a single build."""
     started = time.perf_counter()
     embedder = embedder_description(provider)
+    same_build = lexical.resolve() == build.resolve()
+    # Crash tests stop phase 2 at these points (phase 1's embedding is part of its one build).
+    pause = (lambda point: None) if same_build else crash_test_pause
     cache = VectorCache(phase.previous, embedder)
     if cache.warning:
         summary.warnings.append(cache.warning)
@@ -327,7 +340,7 @@ def write_vector_generation(
     if report is not None:
         report.update(done, force=True)
     progress.phase("embed", len(order))
-    crash_test_pause("embed")
+    pause("embed")
     model: Any = provider
     small_job = getattr(provider, "small_job_embedder", None)
     if callable(small_job) and 0 < len(order) <= SMALL_EMBED_JOB:
@@ -351,7 +364,7 @@ def write_vector_generation(
             if report is not None:
                 report.update(done, force=start == 0)  # exact at the first batch (where crash tests stop)
             if start == 0:
-                crash_test_pause("embed-batch")
+                pause("embed-batch")
     finally:
         if report is not None:
             report.update(done, force=True)
@@ -360,12 +373,12 @@ def write_vector_generation(
 
     started = time.perf_counter()
     progress.phase("write", None)
-    crash_test_pause("vectors-write")
+    pause("vectors-write")
     from woods.store.vectors import write_vectors
 
-    if consolidate:
+    if consolidate and not same_build:
         shutil.copy2(lexical / layout.METADATA_FILE, build / layout.METADATA_FILE)
-    else:
+    elif not same_build:
         _link_or_copy(lexical / layout.METADATA_FILE, build / layout.METADATA_FILE)
     writer = ChunkWriter(build / (layout.METADATA_FILE if consolidate else layout.CHUNKS_FILE))
     try:
@@ -387,10 +400,12 @@ def write_vector_generation(
     manifest["counts"] = {**lexical_manifest["counts"], "chunks": len(texts)}
     manifest["vectors"] = {
         "state": layout.VECTORS_COMPLETE,
-        "lexical_generation": lexical.name,
         "embedded": summary.embedded,
         "reused": summary.reused_vectors + summary.resumed_vectors,
     }
+    if not same_build:  # phase 2: the base generation it was built on, and the base's embedder
+        manifest["vectors"]["base_generation"] = lexical.name
+        manifest["vectors"]["base_embedder"] = lexical_manifest["embedder"]
     if consolidate:  # the database carries its manifest too: make it the complete one
         with contextlib.closing(sqlite3.connect(build / layout.METADATA_FILE)) as conn, conn:
             conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('manifest', ?)", (json.dumps(manifest),))
@@ -414,6 +429,7 @@ def build_index_from_units(
     provider: EmbeddingProvider,
     store_dir: Path | StoreTarget,
     *,
+    contextual: EmbeddingProvider | None = None,
     link: bool = False,
     chunk: bool = False,
     root: Path | None = None,
@@ -427,28 +443,32 @@ def build_index_from_units(
     extractions: dict[str, dict[str, Any]] | None = None,
     reuse_vectors: bool = True,
     previous: VectorSource | None = None,
-    lexical: Path | None = None,
+    base: Path | None = None,
     vectors: bool = True,
     should_stop: Callable[[], bool] | None = None,
     on_searchable: Callable[[IndexSummary], None] | None = None,
     phase1_done: Callable[[], None] | None = None,
     run_started: float | None = None,
 ) -> IndexSummary:
-    """Write and publish a complete index of already-extracted units, in two phases.
+    """Write and publish a complete index of already-extracted units.
 
-    Phase 1 publishes the lexical generation (searchable at once; `on_searchable(summary)` is
-    called right after); phase 2 embeds and publishes the vector-complete one. `lexical` names an
-    already published lexical generation of exactly these units (a resumed run): phase 1 is then
-    skipped. `vectors=False` stops after phase 1 (a caller that runs phase 2 later, e.g. in the
-    background); `should_stop()` is asked between batches and stops phase 2 with
-    EmbeddingCancelled. Finished batches always stay in the store's resume cache.
+    Phase 1 writes the metadata database and the chunks' vectors by `provider` (the base
+    embedder) into one build and publishes it: searchable at once, with vectors
+    (`on_searchable(summary)` is called right after). Phase 2 runs when `contextual` is given
+    and `vectors` is true: it embeds the same chunks with `contextual` and publishes a generation
+    holding those vectors instead (`vectors=False` leaves it to a later call — the background
+    phase 2 of an API handle — and reports `vectors_pending`). `base` names an already published
+    phase-1 generation of exactly these units (a resumed run): phase 1 is then skipped.
+    `should_stop()` is asked between phase 2's batches and stops it with EmbeddingCancelled;
+    finished batches stay in the store's resume cache. A backend without two publishes (PostgreSQL)
+    gets one build with the final embedder's vectors.
 
     `link=True` resolves dependency candidates against the units (repository indexing);
     `link=False` keeps dependencies verbatim (pre-extracted corpora such as the Ruby bench).
     `chunk=True` splits units that exceed the provider's input limit. `lock=False` when the
     caller already holds the store lock. Vectors are reused from `previous` (a generation the
-    caller already opened) or, when not given, from the store's newest vector-complete
-    generation; `reuse_vectors=False` embeds everything (the resume cache included).
+    caller already opened) or else from the store's newest generation of the same embedder;
+    `reuse_vectors=False` embeds everything (the resume cache included).
     Python's cyclic collector is paused while phase 1 runs (`paused_collector`); a caller that
     paused it earlier (the repository pipeline, from discovery on) passes `phase1_done`, which is
     called once phase 1 is published or skipped.
@@ -457,50 +477,79 @@ def build_index_from_units(
     target = target_for(store_dir)
     summary = summary or IndexSummary(store_dir=target.describe(), generation="")
     target.prepare()
-    # Two publishes only where a lexical generation can be published and linked from (a local
-    # store); another backend publishes once, both phases in one build.
+    # Two publishes only where a generation can be published and linked from (a local store);
+    # another backend publishes once, with the final embedder's vectors.
     local = target.store_dir if isinstance(target, LocalTarget) else None
+    first = provider if local is not None or contextual is None else contextual
     run_started = time.perf_counter() if run_started is None else run_started
     with target.lock(wait) if lock else contextlib.nullcontext():
         target.cleanup()
-        private: Path | None = None  # an unpublished lexical build (backends without two phases)
         with paused_collector():  # phase 1's objects all live until it is published
             linked = link_units(units, link=link, prefix_aliases=prefix_aliases or {})
-            embedder = embedder_description(provider)
-            if lexical is None:
-                build = target.new_build_dir()
-                try:
-                    lexical_manifest = write_lexical_generation(
-                        build, linked, embedder, root=root, files=files, summary=summary, progress=progress,
-                        extra_manifest=extra_manifest or {}, extractions=extractions or {},
-                    )
-                    if local is not None:
-                        lexical = local / layout.GENERATIONS_DIR / _publish(target, build, summary)
-                    else:
-                        lexical = private = build
-                except BaseException:
-                    shutil.rmtree(build, ignore_errors=True)
-                    raise
+            if base is None:
+                _phase_one(target, local, linked, first, summary, progress, root=root, files=files,
+                           extra_manifest=extra_manifest or {}, extractions=extractions or {}, chunk=chunk,
+                           previous=previous, reuse_vectors=reuse_vectors)
+                base = None if local is None else local / layout.GENERATIONS_DIR / summary.generation
             else:
-                lexical_manifest = layout.read_manifest(lexical).data
-                summary.generation = lexical.name
+                summary.generation = base.name
         if phase1_done is not None:  # the caller's own pause of phase 1 ends here too
             phase1_done()
-        try:
-            if local is not None:
-                summary.searchable_seconds = round(time.perf_counter() - run_started, 3)
-                summary.vectors_pending = True
-                progress.note(f"searchable after {summary.searchable_seconds:.1f}s (lexical and graph; vectors follow)")
-                if on_searchable is not None:
-                    on_searchable(summary)
-                if not vectors:
-                    return summary
-            _vector_phase(target, local, lexical, lexical_manifest, linked, provider, summary, progress,
-                          chunk=chunk, previous=previous, reuse_vectors=reuse_vectors, should_stop=should_stop)
-        finally:
-            if private is not None:
-                shutil.rmtree(private, ignore_errors=True)
+        summary.searchable_seconds = round(time.perf_counter() - run_started, 3)
+        second = contextual if local is not None and base is not None else None
+        summary.vectors_pending = second is not None
+        note = "; contextual vectors follow" if second is not None and vectors else ""
+        progress.note(f"searchable after {summary.searchable_seconds:.1f}s{note}")
+        if on_searchable is not None:
+            on_searchable(summary)
+        if second is None or base is None or not vectors:
+            return summary
+        base_manifest = layout.read_manifest(base).data
+        _vector_phase(target, local, base, base_manifest, linked, second, summary, progress,
+                      chunk=chunk, previous=None, reuse_vectors=reuse_vectors, should_stop=should_stop)
     return summary
+
+
+def _phase_one(
+    target: StoreTarget,
+    local: Path | None,
+    linked: LinkedUnits,
+    provider: EmbeddingProvider,
+    summary: IndexSummary,
+    progress: Progress,
+    *,
+    root: Path | None,
+    files: Sequence[FileRow],
+    extra_manifest: dict[str, Any],
+    extractions: dict[str, dict[str, Any]],
+    chunk: bool,
+    previous: VectorSource | None,
+    reuse_vectors: bool,
+) -> None:
+    """The metadata database and the base vectors in one build, published (`summary.generation`).
+    A backend that publishes one self-contained database (`local` None) gets the chunks in it."""
+    embedder = prepare_provider(provider, summary)
+    build = target.new_build_dir()
+    opened: ReusableVectors | None = None
+    try:
+        manifest = write_lexical_generation(
+            build, linked, embedder, root=root, files=files, summary=summary, progress=progress,
+            extra_manifest=extra_manifest, extractions=extractions,
+        )
+        source: VectorSource | None = previous if reuse_vectors else None
+        if reuse_vectors and source is None:
+            opened = source = reusable_vectors(target, summary, embedder)
+        write_vector_generation(
+            build, build, manifest, linked, provider, chunk=chunk, summary=summary, progress=progress,
+            phase=VectorPhase(source), store_dir=None, consolidate=local is None,
+        )
+        _publish(target, build, summary)
+    except BaseException:
+        shutil.rmtree(build, ignore_errors=True)
+        raise
+    finally:
+        if opened is not None:
+            opened.close()
 
 
 def _vector_phase(
@@ -519,11 +568,11 @@ def _vector_phase(
     should_stop: Callable[[], bool] | None,
 ) -> None:
     """Phase 2 into a new build, published; the resume cache (local stores) is deleted after."""
+    embedder = prepare_provider(provider, summary)
     source: VectorSource | None = previous if reuse_vectors else None
     opened: ReusableVectors | None = None
     if reuse_vectors and source is None:
-        opened = source = reusable_vectors(target, summary)
-    embedder = prepare_provider(provider, summary)
+        opened = source = reusable_vectors(target, summary, embedder)
     resume: ResumeCache | None = None
     if local is not None:
         resume = ResumeCache(local, str(embedder["fingerprint"]), int(embedder["dimension"]))

@@ -31,7 +31,7 @@ from woods.indexing.parse import PARALLEL_PARSE_MIN_FILES, cache_lookup, extract
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorSource, embedder_description
 from woods.store import index as layout
-from woods.store.backend import StoreTarget, target_for
+from woods.store.backend import LocalTarget, StoreTarget, target_for
 from woods.store.index import IndexStores
 from woods.store.metadata import FileRow
 from woods.units import Unit
@@ -70,6 +70,7 @@ def index_repository(
     store_dir: Path | StoreTarget,
     provider_factory: Callable[[], EmbeddingProvider],
     *,
+    contextual_factory: Callable[[], EmbeddingProvider] | None = None,
     max_file_bytes: int = 1_000_000,
     progress: Progress | None = None,
     wait: float = 30.0,
@@ -82,15 +83,16 @@ def index_repository(
     on_searchable: Callable[[IndexSummary], None] | None = None,
 ) -> IndexSummary:
     """Index the repository at `root` into `store_dir` (a `.woods` directory, or a `StoreTarget`
-    such as a PostgreSQL repository) and publish it, in two phases (a local store; another
-    backend publishes once, when the vectors are ready).
+    such as a PostgreSQL repository) and publish it.
 
-    Phase 1 publishes the lexical generation as soon as parsing and linking are done (every
-    search works on it; vector and hybrid answer from the lexical leg and say so), and calls
-    `on_searchable(summary)`; phase 2 embeds and publishes the vector-complete generation.
-    `vectors=False` stops after phase 1; `should_stop()` is asked between embedding batches
-    (EmbeddingCancelled). An interrupted phase 2 resumes on the next run from the vectors already
-    computed (the resume cache), and a run with nothing left to embed finishes at once.
+    Phase 1 publishes the metadata and the chunks' vectors by `provider_factory()` (the base
+    embedder: woods's static model) as one generation, and calls `on_searchable(summary)`: the
+    first searchable generation is hybrid. With `contextual_factory`, phase 2 embeds the same
+    chunks with that provider (MiniLM) and publishes a generation holding its vectors instead
+    (another backend publishes once, with the contextual vectors). `vectors=False` leaves phase 2
+    for later; `should_stop()` is asked between its batches (EmbeddingCancelled). An interrupted
+    phase 2 resumes on the next run from the vectors already computed (the resume cache), and a
+    run with nothing left to embed finishes at once.
 
     `workers` parse processes for large repositories (None: one per core, `parse_workers()`;
     1: in-process). The pool's workers re-import the calling program's main module, so a script
@@ -109,7 +111,7 @@ def index_repository(
     target = target_for(store_dir)
     summary = IndexSummary(store_dir=target.describe(), generation="", full=full)
     options = _RunOptions(
-        max_file_bytes=max_file_bytes, allow_purge=allow_purge, workers=parse_workers() if workers is None else workers,
+        contextual_factory=contextual_factory, max_file_bytes=max_file_bytes, allow_purge=allow_purge, workers=parse_workers() if workers is None else workers,
         parallel_min_files=parallel_min_files, full=full, vectors=vectors, should_stop=should_stop,
         on_searchable=on_searchable, started=time.perf_counter(),
     )
@@ -132,6 +134,7 @@ def index_repository(
 
 @dataclass(frozen=True, slots=True)
 class _RunOptions:
+    contextual_factory: Callable[[], EmbeddingProvider] | None
     max_file_bytes: int
     allow_purge: bool
     workers: int
@@ -143,21 +146,20 @@ class _RunOptions:
     started: float
 
 
-def _up_to_date(
+def _same_content(
     previous: IndexStores | PostgresStores,
     root: Path,
     rows: Sequence[FileRow],
     summary: IndexSummary,
-    provider: EmbeddingProvider,
     layout_key: str,
     max_file_bytes: int,
     aliases: dict[str, str],
 ) -> bool:
-    """True when the published generation already is what this run would write: every file reused
-    unchanged (same set, same content), same repository root (a copied or restored index is
-    re-rooted even when its files match), same extraction layout, options, woods version and embedder.
-    Then no new generation is written at all (the Ruby gem: "nothing processed, nothing vanished
-    writes no dump")."""
+    """True when the published generation holds what this run would write, vectors aside: every
+    file reused unchanged (same set, same content), same repository root (a copied or restored
+    index is re-rooted even when its files match), same extraction layout, options and woods
+    version. Then no metadata is written again (the Ruby gem: "nothing processed, nothing vanished
+    writes no dump"); whether vectors are missing the caller decides by the embedder."""
     if summary.full or summary.reused_files != len(rows):
         return False
     manifest = previous.manifest.data
@@ -169,7 +171,6 @@ def _up_to_date(
         and manifest.get("max_file_bytes") == max_file_bytes
         and manifest.get("prefix_aliases", {}) == aliases
         and manifest.get("woods_version") == __version__
-        and manifest.get("embedder") == embedder_description(provider)
         and all(row.mtime_ns == old.mtime_ns for row, old in zip(rows, previous.metadata.files(), strict=False))
     )
 
@@ -249,35 +250,48 @@ def _index_locked(
     go_mods = [p.relative_to(root).as_posix() for p in [root / "go.mod", *root.glob("*/go.mod")] if p.is_file()]
     aliases = go_module_aliases(root, go_mods)
     provider = provider_factory()  # cheap: models load on the first text to embed
-    lexical: Path | None = None
-    if previous is not None and _up_to_date(previous, root, rows, summary, provider, layout_key, max_file_bytes, aliases):
-        summary.generation = previous.generation.name
-        summary.units = previous.metadata.count()
-        summary.units_by_type = previous.metadata.type_counts()
-        counts = previous.manifest.counts
-        summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
-        if _has_vectors(previous):
-            summary.up_to_date = True
-            summary.chunks = previous.metadata.chunk_count()
-            summary.reused_vectors = summary.chunks
-            summary.searchable_seconds = round(time.perf_counter() - options.started, 3)
-            return summary
-        # The published generation is this run's lexical generation: only its vectors are missing
-        # (an interrupted phase 2, or one left for later). Resume phase 2 — or, when this run
-        # leaves the vectors for later too, there is nothing to do at all.
-        lexical = Path(previous.generation)
-        if not options.vectors:
-            summary.up_to_date = True
-            summary.vectors_pending = True
-            summary.searchable_seconds = round(time.perf_counter() - options.started, 3)
-            return summary
-    # Vectors come from the published generation, else (after an interrupted phase 2, or a schema
-    # change) from the newest generation that has them; same model only; `--full` and an
-    # unreadable published index reuse nothing.
-    vector_source: VectorSource | None = previous if previous is not None and _has_vectors(previous) else None
-    return _build(units, provider, store_dir, root, rows, summary, progress, aliases, layout_key,
-                  extractions, vector_source, lexical, options, reuse=not options.full and vectors_trusted,
+    contextual = options.contextual_factory() if options.contextual_factory is not None else None
+    wanted = embedder_description(contextual if contextual is not None else provider)
+    base: Path | None = None
+    if previous is not None and _same_content(previous, root, rows, summary, layout_key, max_file_bytes, aliases):
+        embedder = previous.manifest.embedder
+        if _has_vectors(previous) and embedder == wanted:  # exactly what this run would write
+            return _nothing_to_do(previous, summary, options)
+        if _has_vectors(previous) and contextual is not None and embedder == embedder_description(provider):
+            # The published generation is this run's phase 1: only the contextual vectors are
+            # missing (an interrupted phase 2, or one left for later). Resume phase 2 — or, when
+            # this run leaves it for later too, there is nothing to do at all.
+            if not options.vectors:
+                done = _nothing_to_do(previous, summary, options)
+                done.vectors_pending = True
+                return done
+            base = Path(previous.generation)
+    # Vectors come from the newest generation of the same embedder (the published one, or after an
+    # interrupted phase 2 or a schema change an older one); `--full` and an unreadable published
+    # index reuse nothing.
+    # The published generation is phase 1's vector source when it holds the vectors phase 1 makes
+    # (the base embedder's; another backend's single build, the final embedder's).
+    first = contextual if contextual is not None and not isinstance(store_dir, LocalTarget) else provider
+    source = previous if previous is not None and _has_vectors(previous) else None
+    if source is not None and source.manifest.embedder != embedder_description(first):
+        source = None
+    return _build(units, provider, contextual, store_dir, root, rows, summary, progress, aliases, layout_key,
+                  extractions, source, base, options, reuse=not options.full and vectors_trusted,
                   phase1_done=phase1_done)
+
+
+def _nothing_to_do(previous: IndexStores | PostgresStores, summary: IndexSummary, options: _RunOptions) -> IndexSummary:
+    """The published generation already is what this run would write: report it, write nothing."""
+    summary.generation = previous.generation.name
+    summary.units = previous.metadata.count()
+    summary.units_by_type = previous.metadata.type_counts()
+    counts = previous.manifest.counts
+    summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
+    summary.up_to_date = True
+    summary.chunks = previous.metadata.chunk_count() if _has_vectors(previous) else 0
+    summary.reused_vectors = summary.chunks
+    summary.searchable_seconds = round(time.perf_counter() - options.started, 3)
+    return summary
 
 
 def _has_vectors(stores: IndexStores | PostgresStores) -> bool:
@@ -288,6 +302,7 @@ def _has_vectors(stores: IndexStores | PostgresStores) -> bool:
 def _build(
     units: list[Unit],
     provider: EmbeddingProvider,
+    contextual: EmbeddingProvider | None,
     store_dir: StoreTarget,
     root: Path,
     rows: list[FileRow],
@@ -297,7 +312,7 @@ def _build(
     layout_key: str,
     extractions: dict[str, dict[str, object]],
     vector_source: VectorSource | None,
-    lexical: Path | None,
+    base: Path | None,
     options: _RunOptions,
     *,
     reuse: bool,
@@ -307,6 +322,7 @@ def _build(
         units,
         provider,
         store_dir,
+        contextual=contextual,
         link=True,
         chunk=True,
         root=root.resolve(),
@@ -324,7 +340,7 @@ def _build(
         extractions=extractions,
         reuse_vectors=reuse,
         previous=vector_source,
-        lexical=lexical,
+        base=base,
         vectors=options.vectors,
         should_stop=options.should_stop,
         on_searchable=options.on_searchable,
@@ -333,26 +349,27 @@ def _build(
     )
 
 
-
 def complete_vectors(
     store_dir: Path,
-    provider_factory: Callable[[], EmbeddingProvider],
+    contextual_factory: Callable[[], EmbeddingProvider],
     generation: str,
     *,
     progress: Progress | None = None,
     wait: float = 30.0,
     should_stop: Callable[[], bool] | None = None,
 ) -> IndexSummary | None:
-    """Phase 2 alone for the published lexical generation `generation`: its units come from its
-    own extractions (nothing is discovered or parsed again, so the vectors describe exactly what
-    it holds). None when `generation` is no longer current or already has its vectors."""
+    """Phase 2 alone for the published phase-1 generation `generation`: the contextual vectors of
+    its own units, read from its own extractions (nothing is discovered or parsed again, so the
+    vectors describe exactly what it holds). None when `generation` is no longer current or
+    already holds that embedder's vectors."""
     progress = progress or SilentProgress()
     summary = IndexSummary(store_dir=str(store_dir), generation=generation)
     started = time.perf_counter()
+    contextual = contextual_factory()
     with layout.StoreLock(store_dir, wait):
         current = IndexStores.open(store_dir)
         try:
-            if current.generation.name != generation or current.has_vectors:
+            if current.generation.name != generation or current.manifest.embedder == embedder_description(contextual):
                 return None
             units: list[Unit] = []
             for row in current.metadata.files():
@@ -362,9 +379,9 @@ def complete_vectors(
             aliases = dict(current.manifest.data.get("prefix_aliases") or {})
             root = current.manifest.root
             return build_index_from_units(
-                units, provider_factory(), store_dir, link=True, chunk=True, root=Path(root) if root else None,
-                summary=summary, progress=progress, prefix_aliases=aliases, lock=False,
-                lexical=current.generation, should_stop=should_stop, run_started=started,
+                units, contextual, store_dir, contextual=contextual, link=True, chunk=True,
+                root=Path(root) if root else None, summary=summary, progress=progress, prefix_aliases=aliases,
+                lock=False, base=current.generation, should_stop=should_stop, run_started=started,
             )
         finally:
             current.close()

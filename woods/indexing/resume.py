@@ -182,31 +182,63 @@ def read_progress(store_dir: Path, generation: str) -> dict[str, Any] | None:
 
 
 def vector_state(store_dir: Path, generation: str, manifest: Manifest) -> dict[str, Any]:
-    """The published generation's vector state for `woods status`: `state` is `complete`,
-    `embedding` (phase 2 running now), `interrupted` (phase 2 stopped; the next `woods index`
-    resumes) or `pending` (not started); `embedded` / `total` chunks when known. Read-only."""
+    """The published generation's vector state for `woods status`, read-only.
+
+    `state` is `complete` when the generation has vectors — `embedder` names whose, `phase` is 1
+    (the base embedder's, published with the units) or 2 (the contextual embedder's) — and then
+    `contextual` describes a phase 2 of this generation that is `embedding` (running now) or
+    `interrupted` (stopped; the next `woods index` resumes it), when there is one. A generation of
+    an earlier woods without vectors has `state` `embedding`, `interrupted` or `pending`.
+    `embedded` / `total` are chunks, when known."""
     counts = manifest.counts
-    if manifest.has_vectors:
-        chunks = int(counts.get("chunks", 0))
-        return {"state": "complete", "embedded": chunks, "total": chunks}
     progress = read_progress(store_dir, generation)
     running = writer_running(store_dir)
-    state = "embedding" if running else ("interrupted" if progress is not None else "pending")
+    if manifest.has_vectors:
+        chunks = int(counts.get("chunks", 0))
+        vectors = manifest.data.get("vectors")
+        second = isinstance(vectors, dict) and "base_embedder" in vectors
+        state: dict[str, Any] = {
+            "state": "complete", "embedded": chunks, "total": chunks,
+            "embedder": manifest.embedder.get("name"), "phase": 2 if second else 1,
+        }
+        if not second and progress is not None:
+            state["contextual"] = {
+                "state": "embedding" if running else "interrupted",
+                "embedded": progress["embedded"], "total": progress["total"],
+            }
+        return state
+    state_name = "embedding" if running else ("interrupted" if progress is not None else "pending")
     return {
-        "state": state,
+        "state": state_name,
         "embedded": progress["embedded"] if progress else None,
         "total": progress["total"] if progress else None,
     }
 
 
 def describe_vector_state(state: dict[str, Any]) -> str:
-    """One line for people: `vectors: 4,120 / 12,016 embedded (phase 2 running)`."""
+    """One line for people: `vectors: 12,016 / 12,016 by woods/woods-static-code-v1; contextual
+    vectors: 4,120 / 12,016 embedded (phase 2 running)`."""
+    line = "vectors: " + _amount(state) + _NOTES.get(str(state.get("state")), "")
+    if state.get("state") == "complete" and state.get("embedder"):
+        line = f"vectors: {_amount(state)} by {state['embedder']}"
+    contextual = state.get("contextual")
+    if isinstance(contextual, dict):
+        line += "; contextual vectors: " + _amount(contextual) + _CONTEXTUAL_NOTES.get(str(contextual.get("state")), "")
+    return line
+
+
+def _amount(state: dict[str, Any]) -> str:
     embedded, total = state.get("embedded"), state.get("total")
-    amount = f"{embedded:,} / {total:,} embedded" if embedded is not None and total is not None else "not embedded yet"
-    notes = {
-        "complete": "",
-        "embedding": " (phase 2 running; searches answer lexically until it finishes)",
-        "interrupted": " (phase 2 interrupted; `woods index` resumes it; searches answer lexically)",
-        "pending": " (searches answer lexically until `woods index` embeds them)",
-    }
-    return f"vectors: {amount}{notes.get(str(state.get('state')), '')}"
+    return f"{embedded:,} / {total:,} embedded" if embedded is not None and total is not None else "not embedded yet"
+
+
+_NOTES = {
+    "complete": "",
+    "embedding": " (phase 2 running; searches answer lexically until it finishes)",
+    "interrupted": " (phase 2 interrupted; `woods index` resumes it; searches answer lexically)",
+    "pending": " (searches answer lexically until `woods index` embeds them)",
+}
+_CONTEXTUAL_NOTES = {
+    "embedding": " (phase 2 running; searches use the base vectors until it finishes)",
+    "interrupted": " (phase 2 interrupted; `woods index` resumes it; searches use the base vectors)",
+}

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+__all__ = ["VectorCache", "VectorSource", "embedder_description"]
+
 import numpy as np
 
-from woods.embedding.provider import EmbeddingProvider
+from woods.embedding.provider import embedder_description
 from woods.errors import CorruptIndexError
 from woods.indexing.plan import PlanRow
 from woods.store.index import Manifest
@@ -29,24 +31,6 @@ class VectorSource(Protocol):
     def vectors_for(self, vector_ids: list[int]) -> np.ndarray: ...
 
     def close(self) -> None: ...
-
-
-def embedder_description(provider: EmbeddingProvider) -> dict[str, Any]:
-    """The manifest's record of the embedder. `fingerprint` — the weights' SHA-256 and the numeric
-    precision when the provider exposes them — decides whether a previous generation's vectors may
-    be reused: a changed model file or a switch between bf16 and fp32 re-embeds everything."""
-    weights = getattr(provider, "weights_fingerprint", None)
-    if callable(weights):
-        weights = weights()
-    precision = getattr(provider, "precision", None)
-    fingerprint = f"{weights or provider.name}:{precision or 'fp32'}"
-    return {
-        "name": provider.name,
-        "dimension": int(provider.dimension),
-        "max_input_tokens": provider.max_input_tokens,
-        "precision": precision,
-        "fingerprint": fingerprint,
-    }
 
 
 class VectorCache:

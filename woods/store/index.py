@@ -406,7 +406,10 @@ class ReusableVectors:
             store = FaissVectorStore(path, lambda _ids: {}, self.manifest.dimension)
         except (RuntimeError, ValueError) as exc:
             raise CorruptIndexError(f"{path} is not a readable FAISS index ({exc})") from exc
-        return store.vectors_for(vector_ids)
+        try:
+            return store.vectors_for(vector_ids)
+        except KeyError as exc:  # chunk rows name vectors the file does not hold
+            raise CorruptIndexError(f"{path} lacks vectors its chunks name ({exc})") from exc
 
     def close(self) -> None:
         self._conn.close()
@@ -501,27 +504,46 @@ def publish(store_dir: Path, build_dir: Path) -> Path:
     return target
 
 
-def newest_vector_generation(store_dir: Path) -> Path | None:
-    """The newest published generation that has its vectors (any schema), or None.
+def newest_vector_generation(store_dir: Path, fingerprint: str | None = None) -> Path | None:
+    """The newest published generation that has vectors (of the embedder with `fingerprint`, when
+    given; any schema), or None.
 
-    Why: after a phase 2 was interrupted the current generation is lexical only; the vectors an
-    incremental run reuses are in the last vector-complete generation, which cleanup keeps.
-    Generation names start with their build time, so the greatest name is the newest."""
+    Why: an incremental run reuses the vectors of unchanged texts, and only vectors of the very
+    same embedder can be reused: after a phase 2 was interrupted, or when the current generation
+    holds another embedder's vectors (the static base under a contextual one, or the reverse), the
+    ones to reuse are in an older generation, which cleanup keeps. Generation names start with
+    their build time, so the greatest name is the newest."""
     generations = store_dir / GENERATIONS_DIR
     if not generations.is_dir():
         return None
     for path in sorted((p for p in generations.iterdir() if p.is_dir()), key=lambda p: p.name, reverse=True):
         try:
-            if read_manifest(path, check_schema=False).has_vectors:
-                return path
+            manifest = read_manifest(path, check_schema=False)
         except CorruptIndexError:
             continue
+        if manifest.has_vectors and (fingerprint is None or manifest.embedder.get("fingerprint") == fingerprint):
+            return path
     return None
+
+
+def _newest_per_embedder(store_dir: Path) -> set[str]:
+    """The newest vector-complete generation of each embedder (by fingerprint)."""
+    newest: dict[str, str] = {}
+    generations = store_dir / GENERATIONS_DIR
+    for path in sorted((p for p in generations.iterdir() if p.is_dir()), key=lambda p: p.name):
+        try:
+            manifest = read_manifest(path, check_schema=False)
+        except CorruptIndexError:
+            continue
+        if manifest.has_vectors:
+            newest[str(manifest.embedder.get("fingerprint"))] = path.name
+    return set(newest.values())
 
 
 def cleanup(store_dir: Path) -> list[str]:
     """Remove abandoned builds and old generations no reader holds (call with the lock held).
-    Kept: the current generation, the newest previous one, and the newest vector-complete one."""
+    Kept: the current generation, the newest previous one, and the newest vector-complete one of
+    each embedder (the static base's and the contextual one's vectors are reused separately)."""
     removed: list[str] = []
     for entry in sorted(store_dir.glob(f"{BUILD_PREFIX}*")):
         shutil.rmtree(entry, ignore_errors=True)
@@ -533,8 +555,7 @@ def cleanup(store_dir: Path) -> list[str]:
         current = read_current(store_dir).name
     except (IndexNotFoundError, CorruptIndexError):
         current = None
-    vector_source = newest_vector_generation(store_dir)
-    keep = {current, vector_source.name if vector_source is not None else None}
+    keep = {current, *_newest_per_embedder(store_dir)}
     older = sorted((p for p in generations.iterdir() if p.is_dir() and p.name not in keep), key=lambda p: p.name)
     for path in older[: max(0, len(older) - KEEP_PREVIOUS_GENERATIONS)]:
         held = _lock_for_removal(path / MANIFEST_FILE)
