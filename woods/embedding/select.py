@@ -19,12 +19,19 @@ if TYPE_CHECKING:
 
 DEFAULT_EMBEDDER = "minilm"
 FAKE_EMBEDDER = "fake"
+# woods's own static model (woods/embedding/static.py): a token-vector table, no transformer.
+STATIC_EMBEDDER = "static"
 
 
 def index_provider(name: str = DEFAULT_EMBEDDER) -> EmbeddingProvider:
     """The provider `woods index` embeds with: the packaged MiniLM through ONNX Runtime (int8
     weight matrices; sentence-transformers when onnxruntime or the export is unavailable, with a
-    warning). `fake` exists for tests only (never a default)."""
+    warning). `static` is woods's own static model (thousands of texts a second, numpy only).
+    `fake` exists for tests only (never a default)."""
+    if name == STATIC_EMBEDDER:
+        from woods.embedding.static import StaticEmbeddingProvider
+
+        return StaticEmbeddingProvider()
     if name == DEFAULT_EMBEDDER:
         from woods.embedding.onnx import OnnxMiniLMProvider
 
@@ -47,6 +54,16 @@ def query_embedder(embedder: dict[str, Any], one_shot: bool = False) -> Embedder
     name = str(embedder.get("name", ""))
     if name == FAKE_MODEL_NAME:
         return FakeEmbeddingProvider(dimensions=int(embedder["dimension"]))
+    from woods.embedding.static import is_static_model
+
+    if is_static_model(name):
+        from woods.embedding.static import StaticEmbeddingProvider
+
+        static = StaticEmbeddingProvider()
+        if static.dimension != int(embedder["dimension"]):
+            raise CorruptIndexError(f"the index has {embedder['dimension']}-d vectors, {name} makes {static.dimension}-d; "
+                                    "run `woods index --full`")
+        return static
     if "all-MiniLM-L6-v2" in name:
         from woods.embedding.encoder import NumpyMiniLMEncoder
         from woods.embedding.onnx import OnnxQueryEncoder
