@@ -74,6 +74,8 @@ def main() -> None:
                   "split_identifiers": bool(args.split_identifiers), "quantisation": "int8 per-row scale",
                   "provenance": provenance}
         (args.out / CONFIG_FILE).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
+        for path in args.out.iterdir():
+            path.chmod(0o644)  # safetensors writes 0600; package data is world-readable
         size = sum(p.stat().st_size for p in args.out.iterdir())
         print(f"{args.out}: {table.shape[0]} tokens × {table.shape[1]}, {size / 1e6:.1f} MB", flush=True)
 

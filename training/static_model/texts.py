@@ -212,7 +212,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--chunks-per-language", type=int, default=6000)
     parser.add_argument("--nl-per-language", type=int, default=2000)
-    parser.add_argument("--max-files-per-repo", type=int, default=400)
+    parser.add_argument("--max-files-per-repo", type=int, default=150)
     parser.add_argument("--cached-only", action="store_true", help="use only repositories already extracted (a quick build)")
     parser.add_argument("--out", type=Path, default=None, help="default: <work>/texts.jsonl")
     args = parser.parse_args()

@@ -44,6 +44,23 @@ def tokenize(tokenizer_path: Path, texts: list[str], split: bool) -> list[list[i
     return [e.ids for e in tokenizer.encode_batch(prepared, add_special_tokens=False)]
 
 
+# SIF: a token's weight is a / (a + p), p its share of all tokens (Arora et al. 2017; model2vec's 1e-4).
+SIF_A = 1e-4
+
+
+def corpus_weighted(vectors: np.ndarray, token_ids: list[list[int]]) -> np.ndarray:
+    """Unit token vectors times SIF weights from the tokens' frequencies in the training texts.
+
+    model2vec weights by a Zipf estimate from the token's rank in the vocabulary, which calls every
+    added code word rare — `namespace`, `dependencies` and `file` head every embedding text, so they
+    would outweigh the code itself. Measured frequencies put them where they belong."""
+    counts = np.bincount(np.fromiter((t for row in token_ids for t in row), dtype=np.int64), minlength=len(vectors))
+    share = counts / max(1, counts.sum())
+    weights = SIF_A / (SIF_A + share)
+    units = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return (units * weights[:, None]).astype(np.float32)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, required=True)
@@ -54,6 +71,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--corpus-weights", action="store_true", help="start from SIF weights of corpus frequencies")
     parser.add_argument("--embedded-only", action="store_true", help="train on the texts embedded so far")
     args = parser.parse_args()
     import torch
@@ -74,6 +92,8 @@ def main() -> None:
     with log_step(args.work, f"train:{args.out.name}"):
         ids = tokenize(args.student / "tokenizer.json", texts, args.split_identifiers)
         initial = np.load(args.student / "vectors.npy").astype(np.float32)
+        if args.corpus_weights:
+            initial = corpus_weighted(initial, [ids[i] for i in train_idx])
         initial /= np.linalg.norm(initial, axis=1).mean()
         table = torch.nn.Parameter(torch.from_numpy(initial.copy()))
         log_weight = torch.nn.Parameter(torch.zeros(len(initial)))
@@ -110,7 +130,7 @@ def main() -> None:
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
-                losses.append(float(loss))
+                losses.append(loss.item())
             history.append({"epoch": epoch, "train_loss": round(float(np.mean(losses)), 4),
                             "holdout_cosine": round(agreement(), 4), "seconds": round(time.time() - started, 1)})
             print(history[-1], flush=True)
@@ -122,6 +142,7 @@ def main() -> None:
         shutil.copy(args.student / "tokenizer.json", args.out / "tokenizer.json")
         (args.out / "train.json").write_text(json.dumps({"history": history, "best_holdout_cosine": best[0],
                                                         "split_identifiers": args.split_identifiers,
+                                                        "corpus_weights": args.corpus_weights,
                                                         "epochs": args.epochs, "lr": args.lr, "batch": args.batch,
                                                         "seed": args.seed}, indent=1))
 

@@ -4,7 +4,7 @@ The teacher's WordPiece vocabulary (30,522 uncased pieces) cuts code words it ne
 continuation pieces (`kwargs` → `kw ##ar ##gs`), and a static model gives `##ar` one vector for every
 word it appears in. Here every corpus text is split the way the run-time encoder splits it
 (`woods.embedding.static.split_identifiers`: camelCase, snake_case, letters/digits), cut into words
-by the teacher's own pre-tokenizer and lowercased; a word that is not already one WordPiece token
+at whitespace and punctuation as the teacher's pre-tokenizer cuts them, and lowercased; a word that is not already one WordPiece token
 is kept whole when it is common (at least MIN_COUNT occurrences) and not one repository's private
 name (in at least MIN_REPOS repositories). The MAX_WORDS most frequent are written to
 vocabulary.txt (ties broken alphabetically), for the distillation step to add to the tokenizer.
@@ -25,8 +25,9 @@ from woods.embedding.static import split_identifiers
 MIN_COUNT = 40
 MIN_REPOS = 4
 MAX_WORDS = 20000
-# Words of letters only, 3-24 long: digits are split off at run time, longer runs are hashes.
-WORD = re.compile(r"^[a-z]{3,24}$")
+# Words of ASCII letters only, 3-24 long, as the teacher's pre-tokenizer cuts them (at whitespace
+# and punctuation): digits are split off at run time, longer runs are hashes or base64.
+LETTERS = re.compile(r"(?<![A-Za-z0-9])[a-z]{3,24}(?![A-Za-z0-9])")
 
 
 def main() -> None:
@@ -46,9 +47,8 @@ def main() -> None:
             repo = path.name.split("@")[0]
             data = json.loads(path.read_text())
             for _language, text in data["chunks"] + data["nl"]:
-                normalised = teacher.normalizer.normalize_str(split_identifiers(text))
-                for word, _span in teacher.pre_tokenizer.pre_tokenize_str(normalised):
-                    if word not in known and WORD.match(word):
+                for word in LETTERS.findall(split_identifiers(text).lower()):
+                    if word not in known:
                         counts[word] += 1
                         repos[word].add(repo)
         kept = [(w, c) for w, c in counts.items() if c >= MIN_COUNT and len(repos[w]) >= MIN_REPOS]
