@@ -5,6 +5,10 @@ peak RSS are its own. Texts are real code: functions of the Python standard libr
 trimmed line by line to fit the model's 256-token limit.
 
     HF_HUB_OFFLINE=1 python bench/embed_bench.py --texts 200 --queries 50 [--json out.json]
+    HF_HUB_OFFLINE=1 python bench/embed_bench.py --embedders onnx-int8,static --one-core --texts 1000
+
+`--one-core` pins every worker to one CPU (taskset), so texts/s is texts per second per core.
+`static` is woods's own static model (woods/embedding/static.py); `onnx-int8` the index-time MiniLM.
 """
 
 from __future__ import annotations
@@ -28,9 +32,11 @@ SOURCE_MODULES = ("textwrap.py", "shlex.py", "difflib.py", "calendar.py", "argpa
 QUERIES = ("find idempotency_key", "how are failed payments retried", "user mailer welcome email",
            "parse command line arguments", "where is the session cookie validated",
            "dataclass field default factory", "wrap text to a width", "json decoder error position")
-WORKERS = ("sentence-fp32", "sentence-bf16", "numpy")
+WORKERS = ("sentence-fp32", "sentence-bf16", "numpy", "onnx-int8", "static")
 COLD_SNIPPETS = {
     "numpy": "from woods.embedding.encoder import NumpyMiniLMEncoder as E; E().embed('find idempotency_key')",
+    "static": "from woods.embedding.static import StaticEmbeddingProvider as P; P().embed('find idempotency_key')",
+    "onnx-int8": "from woods.embedding.onnx import OnnxMiniLMProvider as P; P().embed('find idempotency_key')",
     "sentence-fp32": "from woods.embedding.sentence import SentenceTransformerProvider as P; "
                      "P(precision='fp32').embed('find idempotency_key')",
     "sentence-bf16": "from woods.embedding.sentence import SentenceTransformerProvider as P; "
@@ -58,6 +64,14 @@ def code_texts(count: int, count_tokens, limit: int) -> list[str]:
 
 
 def make_provider(name: str):
+    if name == "static":
+        from woods.embedding.static import StaticEmbeddingProvider
+
+        return StaticEmbeddingProvider()
+    if name == "onnx-int8":
+        from woods.embedding.onnx import OnnxMiniLMProvider
+
+        return OnnxMiniLMProvider(precision="int8")
     if name == "numpy":
         from woods.embedding.encoder import NumpyMiniLMEncoder
 
@@ -104,11 +118,11 @@ def run_worker(name: str, text_count: int, query_count: int) -> dict:
     }
 
 
-def cold_wall_seconds(name: str, env: dict[str, str]) -> float:
+def cold_wall_seconds(name: str, env: dict[str, str], pin: list[str]) -> float:
     """Wall time of a fresh interpreter that builds the embedder and embeds one query (incl.
     interpreter start-up): what a cold `woods search` pays for its query vector."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", COLD_SNIPPETS[name]], env=env, cwd=REPO, check=True, capture_output=True)
+    subprocess.run([*pin, sys.executable, "-c", COLD_SNIPPETS[name]], env=env, cwd=REPO, check=True, capture_output=True)
     return round(time.perf_counter() - started, 3)
 
 
@@ -118,6 +132,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--embedders", default=",".join(WORKERS))
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--one-core", action="store_true", help="pin each worker to CPU 0 (texts/s per core)")
     parser.add_argument("--worker", choices=WORKERS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -126,12 +141,13 @@ def main() -> None:
     env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(REPO))
     results = []
     for name in [n for n in args.embedders.split(",") if n]:
+        pin = ["taskset", "-c", "0"] if args.one_core else []
         proc = subprocess.run(
-            [sys.executable, __file__, "--worker", name, "--texts", str(args.texts), "--queries", str(args.queries)],
+            [*pin, sys.executable, __file__, "--worker", name, "--texts", str(args.texts), "--queries", str(args.queries)],
             capture_output=True, text=True, env=env, cwd=REPO, check=True)
         row = json.loads(proc.stdout.strip().splitlines()[-1])
         if "skipped" not in row:
-            row["cold_wall_s"] = cold_wall_seconds(name, env)
+            row["cold_wall_s"] = cold_wall_seconds(name, env, pin)
         print(json.dumps(row))
         if "skipped" not in row:
             results.append(row)

@@ -95,10 +95,14 @@ def cmd_index(args: argparse.Namespace) -> None:
 
 
 # Index-time encoders to compare (`index --provider`): the default is woods' own choice.
-PROVIDERS = ("st-fp32", "st-bf16", "onnx-fp32", "onnx-int8")
+PROVIDERS = ("st-fp32", "st-bf16", "onnx-fp32", "onnx-int8", "static")
 
 
 def _provider(name: str) -> Any:
+    if name == "static":  # woods's own static model ($WOODS_STATIC_MODEL=<dir>: another build of it)
+        from woods.embedding.static import StaticEmbeddingProvider
+
+        return StaticEmbeddingProvider()
     if name.startswith("st-"):
         from woods.embedding.sentence import SentenceTransformerProvider
 

@@ -42,7 +42,9 @@ class EmbeddingProvider(Protocol):
     Guarantees: `embed_batch` returns float32 of shape (len(texts), dimension) in input order with
     L2-normalised rows (an all-zero row stays zero); `embed` returns one such row of shape
     (dimension,). `max_input_tokens` is the most tokens one text may have as counted by
-    `count_tokens` (None: no limit, never chunk); a longer text raises InputTooLongError.
+    `count_tokens` (None: no limit, never chunk); a longer text raises InputTooLongError — except
+    from a model without an input limit (the static model, woods/embedding/static.py), for which
+    `max_input_tokens` only sizes the chunks and every length is embedded whole.
     `name` is the model id the index records to detect a model change.
     """
 
