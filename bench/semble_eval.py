@@ -112,9 +112,14 @@ def _provider(name: str) -> Any:
     return OnnxMiniLMProvider(precision="fp32" if name == "onnx-fp32" else "int8")
 
 
-# Mode → the retriever strategy that runs it: `hybrid` is what `woods search` runs by default
-# (auto: the fused legs, then exact-name promotion), the two others one leg alone (the ablations).
-STRATEGIES = {"hybrid": None, "lexical": "lexical", "vector": "vector"}
+# Mode → (retriever mode, strategy) that runs it: `hybrid` is what `woods search` runs by default
+# (auto: the fused legs, then exact-name promotion); `lexical` what `woods search --mode lexical`
+# runs (the lexical leg with every signal and the promotion: no model at all); `keyword` and
+# `vector` one raw leg (the ablations).
+STRATEGIES: dict[str, tuple[str, str | None]] = {
+    "hybrid": ("semantic", None), "lexical": ("lexical", None), "keyword": ("semantic", "keyword"),
+    "vector": ("semantic", "vector"),
+}
 
 
 def score(args: argparse.Namespace, mode: str, config: Any) -> dict[str, Any]:
@@ -139,11 +144,12 @@ def score(args: argparse.Namespace, mode: str, config: Any) -> dict[str, Any]:
                     encoder[key] = query_embedder(description, one_shot=True)
                 return encoder[key]
 
-            retriever = Retriever(stores, embedder, profile="code", code_config=config)
+            retriever_mode, strategy = STRATEGIES[mode]
+            retriever = Retriever(stores, embedder, mode=retriever_mode, profile="code", code_config=config)
             rows = []
             for task in tasks:
                 started = time.perf_counter()
-                result = retriever.retrieve(task.query, strategy=STRATEGIES[mode], limit=args.limit)
+                result = retriever.retrieve(task.query, strategy=strategy, limit=args.limit)
                 elapsed = (time.perf_counter() - started) * 1000
                 paths = [harness.to_repo_rel(e.file_path or "", bench_dir, checkout) for e in result.candidates]
                 files = harness.dedupe_files(paths)
@@ -188,7 +194,7 @@ def cmd_score(args: argparse.Namespace) -> None:
 
 def cmd_ablate(args: argparse.Namespace) -> None:
     config = code_search_config(args.config)
-    for mode in ("lexical", "vector", "hybrid"):
+    for mode in ("keyword", "lexical", "vector", "hybrid"):
         print_report(score(args, mode, config), args.verbose)
 
 
@@ -204,7 +210,7 @@ def main() -> None:
     for name, func in (("score", cmd_score), ("ablate", cmd_ablate)):
         p = sub.add_parser(name)
         p.add_argument("--config", action="append", default=[], help="CodeSearchConfig field=value")
-        p.add_argument("--mode", default="hybrid", choices=("hybrid", "lexical", "vector"))
+        p.add_argument("--mode", default="hybrid", choices=tuple(STRATEGIES))
         p.add_argument("--limit", type=int, default=10)
         p.add_argument("--verbose", "-v", action="store_true")
         p.add_argument("--misses", type=float, default=0.0, help="print queries scoring below this")

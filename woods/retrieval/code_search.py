@@ -10,8 +10,10 @@ and exact names, a description on meaning), and then applies signals measured on
 
 Guarantees: deterministic (every sort has a tie-break by key); reads only the stores it is given;
 when the vector leg cannot run (no vectors yet, no embedder) it answers from the lexical leg and
-says so in `CodeSearchResult.warnings`; `mode="vector"` and `mode="lexical"` return one leg's
-raw ranking (the ablations), `mode="hybrid"` the fused, signal-shaped ranking.
+says so in `CodeSearchResult.warnings`. `mode="hybrid"` is the fused, signal-shaped ranking;
+`mode="lexical"` the lexical leg shaped by the same signals (what an index without vectors, or
+`--mode lexical`, answers: no model at all); `mode="vector"` and `mode="keyword"` one leg's raw
+ranking (the ablations).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ from woods.store.metadata import UnitSummary
 if TYPE_CHECKING:
     import numpy as np
 
-MODES = ("hybrid", "lexical", "vector")
+MODES = ("hybrid", "lexical", "vector", "keyword")
 # File paths whose `_PathFacts` a CodeSearch keeps (a few hundred new ones per query at most):
 # cleared when full, ~400 bytes each.
 _PATH_FACTS_CACHE_SIZE = 65_536
@@ -309,10 +311,10 @@ class CodeSearch:
             raise ValueError(f"unknown code search mode {mode!r}")
         analysis = analyze(query)
         warnings: list[str] = []
-        lexical: dict[str, float] = self._lexical(analysis) if mode == "lexical" else {}
+        lexical: dict[str, float] = self._lexical(analysis) if mode in ("lexical", "keyword") else {}
         semantic: dict[str, float] = {}
         legs: list[str] = []
-        if mode in ("hybrid", "lexical"):
+        if mode in ("hybrid", "lexical", "keyword"):
             legs.append("lexical")
         store: DenseStore | None = None
         vector: np.ndarray | None = None
@@ -344,8 +346,9 @@ class CodeSearch:
                 lexical = self._lexical(analysis)
                 if mode == "vector":
                     legs.append("lexical")
+        shaped = mode in ("hybrid", "lexical")  # the signals apply; "vector" and "keyword" are raw legs
         if definitions is None:
-            definitions = self._definitions(analysis) if mode == "hybrid" else []
+            definitions = self._definitions(analysis) if shaped else []
         pool = list(dict.fromkeys([*lexical, *semantic, *(d.key for d in definitions)]))
         summaries = {**known, **self._metadata.unit_summaries([k for k in pool if k not in known])}
         if eligible is not None:
@@ -354,7 +357,7 @@ class CodeSearch:
         found_by_vector = frozenset(semantic)
         if mode == "hybrid" and store is not None and vector is not None:
             self._fill_cosines(store, vector, pool, semantic, vector_ids)
-        if mode != "hybrid" or len(legs) == 1:
+        if not shaped or len(legs) == 1:
             scores = (semantic if legs == ["vector"] else lexical)
             ranked = sorted(((k, scores.get(k, 0.0)) for k in pool), key=lambda kv: (-kv[1], kv[0]))
             units = tuple(
@@ -362,7 +365,7 @@ class CodeSearch:
                 for k, s in ranked[:limit]
                 if (k in lexical or k in semantic)
             )
-            if mode == "hybrid":  # a lexical-only hybrid still gets the code signals
+            if shaped:  # the lexical leg alone still gets the code signals
                 units = self._shape(analysis, dict(ranked), summaries, lexical, found_by_vector, semantic, limit)
             return CodeSearchResult(units, analysis, tuple(legs), tuple(warnings))
         fused = self._fuse(analysis, pool, lexical, semantic)

@@ -62,7 +62,9 @@ VECTOR_STRATEGIES = ("vector", "hybrid")
 NO_VECTORS_YET = "this index has no vectors yet (phase 2 of `woods index` has not finished)"
 # Strategies the code profile answers with code search, and the mode each maps to; graph and direct
 # are structural lookups and keep the Ruby executor in every profile.
-CODE_SEARCH_MODES = {None: "hybrid", "hybrid": "hybrid", "vector": "vector", "keyword": "lexical", "lexical": "lexical"}
+# Strategy → code search mode: `keyword` is the raw lexical leg (an ablation), `lexical` the lexical
+# leg with every signal (what `--mode lexical` and an index without vectors answer).
+CODE_SEARCH_MODES = {None: "hybrid", "hybrid": "hybrid", "vector": "vector", "keyword": "keyword", "lexical": "lexical"}
 _TYPE_NAME = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
 # Unit types woods knows even when this index holds none of them (a query for `job` on an index
 # without jobs is a legitimate "absent", a typo like `modle` is an error). The Ruby gem's types
