@@ -35,6 +35,7 @@ class PooledQueryEncoder:
 
     def __init__(self, encoder: LimitedEncoder) -> None:
         self._encoder = encoder
+        self.inner = encoder  # the encoder it pools (which one the index's embedder chose)
         self.dimension = int(encoder.dimension)
 
     def embed(self, text: str) -> np.ndarray:
