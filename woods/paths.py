@@ -1,5 +1,6 @@
 """What a file is for, judged from its path: library code, or tests, examples, fixtures, vendored,
-generated, compatibility shims, benchmarks, documentation.
+generated, compatibility shims, benchmarks, documentation, migrations, tool settings, or build and
+release scaffolding (installers, setup and build scripts, packaging).
 
 Why: a developer who asks where something happens wants the code that does it, not the test that
 exercises it, the example that shows it or the vendored copy of a dependency. Ranking demotes
@@ -26,7 +27,10 @@ BENCHMARK = "benchmark"
 DOCS = "docs"
 MIGRATION = "migration"  # schema migrations: Rails db/migrate, Django/Alembic migrations, Flyway …
 HIDDEN = "hidden"  # dot directories: CI workflows, editor and agent settings (.github/, .vscode/, .agents/)
-ROLES = (TEST, EXAMPLE, FIXTURE, VENDORED, GENERATED, COMPAT, BENCHMARK, DOCS, MIGRATION, HIDDEN)
+# Scaffolding: what builds, installs, packages or releases the program rather than being it — an
+# installer or setup script must not outrank the program it installs.
+BUILD = "build"
+ROLES = (TEST, EXAMPLE, FIXTURE, VENDORED, GENERATED, COMPAT, BENCHMARK, DOCS, MIGRATION, HIDDEN, BUILD)
 
 _DIR = r"(?:^|/)(?:{})/"
 _ROLE_DIRS: dict[str, re.Pattern[str]] = {
@@ -40,6 +44,7 @@ _ROLE_DIRS: dict[str, re.Pattern[str]] = {
     DOCS: re.compile(_DIR.format(r"docs?|documentation")),
     MIGRATION: re.compile(_DIR.format(r"migrate|migrations|alembic|db/migration")),
     HIDDEN: re.compile(r"(?:^|/)\.[^/.][^/]*/"),
+    BUILD: re.compile(_DIR.format(r"build|scripts?|ci|packaging|installers?|release|deploy(?:ment)?|dev-?tools")),
 }
 # File names that are tests whatever directory they sit in — each language's own convention, so a
 # library file that merely starts with `test_` in a language without that convention (bats-core's
@@ -58,6 +63,15 @@ _TEST_FILE = re.compile(
 )
 _GENERATED_FILE = re.compile(r"(?:\.pb\.go|_pb2(?:_grpc)?\.py|\.g\.dart|\.generated\.\w+|\.min\.(?:js|css)|\.d\.ts)$")
 _BENCH_FILE = re.compile(r"(?:^|/)(?:bench_[^/]*|[^/]*_bench|[^/]*Benchmark)\.[A-Za-z0-9]+$")
+# Build, install and release files by their conventional names, wherever they sit.
+_BUILD_FILE = re.compile(
+    r"(?:^|/)(?:"
+    r"setup\.(?:py|cfg|sh)|install(?:er)?(?:\.(?:sh|ps1|py|bat))?|uninstall(?:\.sh)?|build\.(?:sh|ps1|bat|rs|py)"
+    r"|Makefile|GNUmakefile|CMakeLists\.txt|[^/]*\.cmake|noxfile\.py|tox\.ini|Rakefile|Gruntfile\.\w+|[Gg]ulpfile\.\w+"
+    r"|Dockerfile[^/]*|docker-compose[^/]*|(?:deploy|release|publish|bump)[\w.-]*\.(?:sh|py|ps1|js|ts|rb)"
+    r"|(?:webpack|rollup|vite|esbuild|tsup)\.config\.\w+|build\.gradle(?:\.kts)?|gradlew(?:\.bat)?|Build\.ps1"
+    r")$"
+)
 
 # Query words that ask for a role: the question is about tests, examples … so they are not demoted.
 ROLE_WORDS: dict[str, frozenset[str]] = {
@@ -72,6 +86,11 @@ ROLE_WORDS: dict[str, frozenset[str]] = {
     MIGRATION: frozenset({"migration", "migrations", "migrate", "migrated", "schema", "column", "columns", "table"}),
     HIDDEN: frozenset({"ci", "workflow", "workflows", "github", "hook", "hooks", "agent", "agents", "editor",
                        "devcontainer", "pipeline"}),
+    BUILD: frozenset({"build", "builds", "built", "building", "install", "installs", "installer", "installation",
+                      "installed", "setup", "release", "releases", "released", "deploy", "deployed", "deployment",
+                      "publish", "published", "package", "packages", "packaged", "packaging", "script", "scripts",
+                      "ci", "compile", "compiled", "cmake", "makefile", "docker", "bundle", "bundled", "version",
+                      "versions", "versioned", "generate", "generated", "generates", "generator"}),
 }
 
 
@@ -85,6 +104,8 @@ def path_roles(path: str) -> tuple[str, ...]:
         roles.add(GENERATED)
     if _BENCH_FILE.search(path):
         roles.add(BENCHMARK)
+    if _BUILD_FILE.search(path):
+        roles.add(BUILD)
     return tuple(role for role in ROLES if role in roles)
 
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from woods.paths import roles_asked_for
-from woods.tokens import code_tokens, query_terms
+from woods.tokens import STOP_WORDS, code_tokens, query_terms
 
 SYMBOL = "symbol"  # one identifier, maybe qualified: ClientSession, Sinatra::Base, fmt.Println
 PATH = "path"  # a file path: aiohttp/web_app.py
@@ -35,6 +35,10 @@ _EMBEDDED_NAME = re.compile(
     r")(?![\w])"
 )
 _SEPARATORS = re.compile(r"::|\.|#|\\|->")
+# A capitalised plain word (`Logger`, `Request`, `Application`): in a question about code it names a
+# type far more often than it starts a sentence; and any word (for pairs).
+_CAPITALISED = re.compile(r"(?<![\w.:#])[A-Z][a-z0-9]+(?![\w])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +49,10 @@ class QueryAnalysis:
     names, last segment first-class (`Sinatra::Base` → `Base`, plus the qualified spelling in
     `qualified`). `words`: the lowercase word tokens (for path matching and role requests).
     `roles`: path roles the query asks for (tests, examples …) — those are not demoted.
+    `soft_names`: names a question may mean without spelling them like code — its capitalised
+    words (`Logger`, `Request`) and adjacent content words joined as an identifier (`type adapter`
+    → `TypeAdapter`, `JSON element` → `JsonElement`); weaker evidence than `names`, used for
+    questions in words only.
     """
 
     text: str
@@ -54,6 +62,7 @@ class QueryAnalysis:
     qualified: tuple[str, ...]
     words: frozenset[str]
     roles: frozenset[str]
+    soft_names: tuple[str, ...] = ()
 
     @property
     def is_symbol(self) -> bool:
@@ -95,4 +104,16 @@ def analyze(query: str) -> QueryAnalysis:
         qualified=qualified,
         words=words,
         roles=roles_asked_for(set(words)),
+        soft_names=soft_names(text) if kind == NATURAL else (),
     )
+
+
+def soft_names(text: str) -> tuple[str, ...]:
+    """Capitalised content words and adjacent content-word pairs joined in CamelCase, in order,
+    without repeats (see `QueryAnalysis.soft_names`)."""
+    found = [w for w in _CAPITALISED.findall(text) if w.lower() not in STOP_WORDS]
+    words = _WORD.findall(text)
+    for first, second in zip(words, words[1:], strict=False):
+        if first.lower() not in STOP_WORDS and second.lower() not in STOP_WORDS:
+            found.append(first[:1].upper() + first[1:].lower() + second[:1].upper() + second[1:].lower())
+    return tuple(dict.fromkeys(found))

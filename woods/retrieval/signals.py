@@ -216,3 +216,37 @@ def diversify(
         seen[file_path] = count + 1
     adjusted.sort(key=lambda item: (-item[1], item[0]))
     return adjusted
+
+
+def stem_key(path: str) -> str:
+    """A file's name before its first dot, lower-cased, `_` and `-` removed: what a name the query
+    gives is compared with (`json_element.py`, `JsonElement.java` → `jsonelement`)."""
+    name = path.rpartition("/")[2].split(".", 1)[0]
+    return name.lower().replace("_", "").replace("-", "")
+
+
+def hub_shares(
+    best: Mapping[str, float], links: Iterable[tuple[str, str]], top: int, referenced: float = 1.0
+) -> dict[str, float]:
+    """How much of the question's strongest files each file is linked with: for every file of
+    `best` (file → its best score), the summed scores of the `top` best other files it references
+    — or, weighted by `referenced`, is referenced by — (`links`: (source file, target file)
+    pairs), over the `top` files' total: 0 … 1. A manager, registry or main class that uses the
+    retrieved parts scores high even when its own words match the question less than each part's
+    do; a contract the parts implement (they reference it) gets `referenced` of that."""
+    leaders = sorted(best, key=lambda f: (-best[f], f))[:top]
+    total = sum(best[f] for f in leaders) or 1.0
+    lead = frozenset(leaders)
+    uses: dict[str, set[str]] = {}
+    used_by: dict[str, set[str]] = {}
+    for source, target in links:
+        if target in lead:
+            uses.setdefault(source, set()).add(target)
+        if source in lead:
+            used_by.setdefault(target, set()).add(source)
+    shares = {}
+    for f in best:
+        out = uses.get(f, set())
+        back = used_by.get(f, set()) - out
+        shares[f] = (sum(best[g] for g in out if g != f) + referenced * sum(best[g] for g in back if g != f)) / total
+    return shares

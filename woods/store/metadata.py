@@ -75,6 +75,10 @@ def _rows_in(conn: sqlite3.Connection, head: str, values: Sequence[object], tail
         yield from conn.execute(f"{head} IN ({','.join('?' * len(part))}){tail}", part)
 
 
+# Files `file_links` relates at once: the ranking asks about its candidate files (a few hundred at
+# most); the bound keeps the statement well under SQLite's parameter limit.
+FILE_LINKS_PATHS = 1_000
+
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -550,6 +554,22 @@ class SQLiteMetadataStore:
         )
         found = self.unit_summaries(r["key"] for r in rows)
         return sorted(found.values(), key=lambda u: (u.file_path, u.line_start, u.key))
+
+    def file_links(self, paths: Iterable[str]) -> set[tuple[str, str]]:
+        """(source file, target file) of every resolved dependency edge from a unit of one of
+        `paths` to a unit of another of them (at most FILE_LINKS_PATHS paths are read)."""
+        wanted = list(dict.fromkeys(paths))[:FILE_LINKS_PATHS]
+        if len(wanted) < 2:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        rows = self._conn.execute(
+            "SELECT DISTINCT s.file_path, t.file_path FROM units s "
+            "JOIN edges e ON e.source = s.identifier AND e.source_key = s.key "
+            f"JOIN units t ON t.key = e.target_key WHERE s.file_path IN ({marks}) AND t.file_path IN ({marks}) "
+            "AND t.file_path <> s.file_path",
+            (*wanted, *wanted),
+        )
+        return {(str(r[0]), str(r[1])) for r in rows}
 
     def chunk_vector_ids(self, unit_keys: Iterable[str]) -> dict[str, list[int]]:
         """unit key → the FAISS ids of its chunks, in chunk order."""

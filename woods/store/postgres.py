@@ -48,7 +48,7 @@ from woods.store.fts5_bm25 import BM25_B, BM25_K1, idf
 from woods.store.graph import SQLiteGraphStore
 from woods.store.index import SCHEMA_VERSION, Manifest
 from woods.store.lexical_query import clean_terms, fts5_phrases, informative_terms, phrase_order
-from woods.store.metadata import LEXICAL_COLUMNS, ChunkRow, FileRow, UnitSummary
+from woods.store.metadata import FILE_LINKS_PATHS, LEXICAL_COLUMNS, ChunkRow, FileRow, UnitSummary
 from woods.store.pg_connect import (
     SCHEMA,
     check_repo_name,
@@ -599,6 +599,23 @@ class PostgresMetadataStore:
                 (part.outer(sk), s, t, None if tk is None else part.outer(tk), v) for sk, s, t, tk, v in rows
             )
         return out
+
+    def file_links(self, paths: Iterable[str]) -> set[tuple[str, str]]:
+        """As `SQLiteMetadataStore.file_links`, within each repository of the view."""
+        wanted = list(dict.fromkeys(paths))[:FILE_LINKS_PATHS]
+        if len(wanted) < 2:
+            return set()
+        found: set[tuple[str, str]] = set()
+        for part in self.parts:
+            units, edges = part.t("units"), part.t("edges")
+            sql = (
+                f"SELECT DISTINCT s.file_path, t.file_path FROM {units} s "
+                f"JOIN {edges} e ON e.source = s.identifier AND e.source_key = s.key "
+                f"JOIN {units} t ON t.key = e.target_key WHERE s.file_path = ANY(%s) AND t.file_path = ANY(%s) "
+                "AND t.file_path <> s.file_path"
+            )
+            found.update((str(r[0]), str(r[1])) for r in self._rows(sql, (wanted, wanted)))
+        return found
 
     # -- graph one-hop queries (SQLiteGraphStore runs these as SQL on its connection) --------
     def edge_neighbours(self, identifier: str, *, reverse: bool, via: str | None) -> list[str]:
