@@ -371,7 +371,7 @@ def extract_evidence(text: str) -> Evidence:
     truncated = len(text) > MAX_TEXT_CHARS
     lines = split_lines(text[:MAX_TEXT_CHARS])
     parsed = parse_traces(lines)
-    collector = _Collector(lines, parsed, parsed.traces)
+    collector = _Collector(lines, parsed)
     collector.run()
     return Evidence(
         traces=parsed.traces,
@@ -396,13 +396,13 @@ class _Collector:
     """The per-line readers of everything but frames, and what they found (deduplicated by key,
     keeping the strongest occurrence and the first offset)."""
 
-    def __init__(self, lines: Sequence[Line], parsed: ParsedTraces, traces: Sequence[Trace]) -> None:
+    def __init__(self, lines: Sequence[Line], parsed: ParsedTraces) -> None:
         self.lines = lines
         self.frame_lines = parsed.frame_lines
         self.source_lines = parsed.source_lines
         self.header_lines = parsed.header_lines
         self.error_lines = parsed.error_lines
-        self.traces = traces
+        self.traces = parsed.traces
         self.paths: dict[tuple[str, int | None], PathMention] = {}
         self.errors: dict[tuple[str, str], ErrorName] = {}
         self.messages: dict[str, Message] = {}
@@ -456,8 +456,8 @@ class _Collector:
             found = True
         if php := _PHP_ERROR.search(body):
             message = php.group("msg")
-            if end := _PHP_MESSAGE_END.search(message):
-                message = message[: end.start()]
+            if location := _PHP_MESSAGE_END.search(message):
+                message = message[: location.start()]
             if php.group("name"):
                 self._error(php.group("name"), message, base + php.start("name"), header=True)
             else:
