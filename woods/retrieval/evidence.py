@@ -437,8 +437,9 @@ class _Collector:
             self._backticks(body, base)
             if not tested and not erred and index not in self.header_lines:
                 self._quoted(body, base)
-                self._prose_names(body, base)
-                self._prose_words(body)
+                words = _NOT_WORDS.sub(lambda m: " " * len(m.group()), body) if _MAY_HOLD_NON_WORDS.search(body) else body
+                self._prose_names(words, base)
+                self._prose_words(words)
         for trace in self.traces:
             if trace.message:
                 self._message(trace.message, "panic", trace.offset, STRENGTH_MESSAGE)
@@ -639,10 +640,9 @@ class _Collector:
 
     def _prose_names(self, body: str, base: int) -> None:
         text = _BACKTICK.sub(lambda m: " " * len(m.group()), body) if "`" in body else body
-        text = _NOT_WORDS.sub(lambda m: " " * len(m.group()), text)
         for token in _QUALIFIED.finditer(text):
             name = token.group()
-            if name.isalpha() and name[1:].islower():  # a plain word, maybe capitalised
+            if name.isalpha() and (len(name) == 1 or name[1:].islower()):  # a plain word, maybe capitalised
                 continue
             strength = _prose_name_strength(name)
             if strength and not _is_error_name(name, _SEPARATOR.split(name.removesuffix("()"))[-1], text, token.start()):
@@ -658,7 +658,7 @@ class _Collector:
 
     def _prose_words(self, body: str) -> None:
         if len(self.prose) < MAX_ITEMS:
-            for term in query_terms(_NOT_WORDS.sub(" ", body)):
+            for term in query_terms(body):
                 if term not in STOP_WORDS and term not in _EXTENSION_TERMS and len(term) > 1 and not _is_noise_term(term):
                     self.prose[term] = None
 
@@ -916,8 +916,9 @@ def _is_noise_term(term: str) -> bool:
 
 # `v19`, `x86`, `s24`, `ff60`, `h3`: versions, registers and models, not words.
 _SHORT_CODE = re.compile(r"[a-z]{0,3}\d+[a-z]{0,2}")
-# What a prose line holds that is not words: URLs, hashes, hex numbers.
+# What a prose line holds that is not words: URLs, hashes, hex numbers (blanked, offsets kept).
 _NOT_WORDS = re.compile(r"\b[A-Za-z][\w+.-]{1,20}://\S*|\b[0-9a-fA-F]{7,}\b|\b0x[0-9a-fA-F]+\b")
+_MAY_HOLD_NON_WORDS = re.compile(r"://|\d")
 
 
 # --- weighted terms ---------------------------------------------------------------------------------
