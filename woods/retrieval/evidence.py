@@ -836,7 +836,8 @@ def _path_mention(token: str, offset: int) -> PathMention | None:
     path = normalize_path(candidate)
     name = path.rsplit("/", 1)[-1]
     stem, dot, extension = name.rpartition(".")
-    if not dot or not stem or extension.lower() not in _KNOWN_EXTENSIONS or name.lower() in _NOT_FILES:
+    if not dot or not any(c.isalnum() for c in stem) or extension.lower() not in _KNOWN_EXTENSIONS \
+            or name.lower() in _NOT_FILES:
         return None
     if "@" in path.split("/", 1)[0] and "/" not in path:  # an e-mail address
         return None
@@ -989,10 +990,13 @@ _MARKDOWN_SIGNALS = (
     re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)]) \S", re.MULTILINE),  # a list
     re.compile(r"`[^`\n]{1,200}`"),  # inline code
     re.compile(r"\n\s*\n"),  # paragraphs
+)
+# What a bug report says and a document or a question rarely does.
+_REPORT_WORDS = (
     re.compile(r"\b(?:steps to reproduce|expected (?:behaviou?r|result|output)|actual (?:behaviou?r|result|output)|"
                r"to reproduce|reproduc(?:e|ible|tion)|stack ?trace|traceback|backtrace|crash(?:es|ed)?|"
-               r"regression|workaround|error message|throws?|raised?|fails?|failing|failed|broken|bug)\b",
-               re.IGNORECASE),
+               r"regression|workaround|error message|throws?|raised?|fails?|failing|failed|broken|bug|"
+               r"does(?:n't| not) work|not working|unexpected(?:ly)?)\b", re.IGNORECASE),
     re.compile(r"\b(?:version|environment|os|python|node|ruby|java|go|rustc|php|dotnet)\s*[:=]?\s*v?\d+\.\d+",
                re.IGNORECASE),
 )
@@ -1000,14 +1004,28 @@ _MARKDOWN_SIGNALS = (
 # text counts as a report on its prose alone.
 _MIN_REPORT_CHARS = 160
 _MIN_REPORT_LINES = 3
-_MIN_MARKDOWN_SIGNALS = 3
+# Markdown structure and report wording signals a report needs (one fewer when it names evidence).
+_MIN_REPORT_SIGNALS = 3
+# What may precede an error's name on its line for the line to be an error line rather than a
+# sentence quoting one ("why does ValueError: x happen"): log prefixes, markers, runtime wording.
+_ERROR_LINE_LEAD = re.compile(
+    r"^(?:[\s>*#\-\[\]|E]|\d{1,4}[-:.T ]|Uncaught|Unhandled exception\.|Caused by:|Exception|Error|PHP|Fatal error:|"
+    r"Fatal Exception:|in thread \"[^\"\n]{0,200}\"|[A-Z]{3,8}:)*$"
+)
+
+
+def _leads_its_line(text: str, offset: int) -> bool:
+    """Whether the error at `offset` opens its line (after a log prefix or a runtime's wording)."""
+    start = text.rfind("\n", 0, offset) + 1
+    return bool(_ERROR_LINE_LEAD.match(text[start:offset][:200]))
 
 
 def looks_like_issue(text: str, evidence: Evidence | None = None) -> bool:
     """Whether a query is a pasted issue, log, test run or stack trace rather than a question,
     a symbol or a path — so `woods search` can switch to localisation by itself. Precision over
     recall: a stack trace, a failing-test report or an error line with its message counts; so does
-    a multi-line Markdown bug report; a one-line question never does. `evidence`: the text's
+    a multi-line Markdown report (its structure and a bug report's wording, or evidence it names);
+    a one-line question never does. `evidence`: the text's
     `extract_evidence`, when the caller has it already (it is read again otherwise)."""
     stripped = text[:MAX_TEXT_CHARS].strip()
     if len(stripped) < 12:
@@ -1020,12 +1038,13 @@ def looks_like_issue(text: str, evidence: Evidence | None = None) -> bool:
         return True
     if any(test.framework for test in evidence.tests):
         return True
-    if any(error.message and error.strength >= STRENGTH_ERROR_BUILTIN for error in evidence.errors):
+    if any(error.message and error.strength >= STRENGTH_ERROR_BUILTIN and _leads_its_line(stripped, error.offset)
+           for error in evidence.errors):
         return True
     if any(message.source == "panic" for message in evidence.messages):
         return True
     lines = [line for line in stripped.splitlines() if line.strip()]
     if len(lines) >= _MIN_REPORT_LINES and len(stripped) >= _MIN_REPORT_CHARS:
-        signals = sum(1 for pattern in _MARKDOWN_SIGNALS if pattern.search(stripped))
-        return signals >= _MIN_MARKDOWN_SIGNALS or (signals >= 2 and not evidence.is_empty)
+        signals = sum(1 for pattern in (*_MARKDOWN_SIGNALS, *_REPORT_WORDS) if pattern.search(stripped))
+        return signals >= _MIN_REPORT_SIGNALS or (signals >= _MIN_REPORT_SIGNALS - 1 and not evidence.is_empty)
     return False
