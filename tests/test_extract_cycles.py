@@ -20,7 +20,8 @@ from woods.extract.layout import RepositoryLayout
 from woods.indexing.collector import paused_collector
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-REPOSITORIES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
+# fixtures/evidence holds pasted-text samples (tests/test_evidence.py), not a repository.
+REPOSITORIES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "evidence")
 
 
 def _sources(repository: str) -> tuple[RepositoryLayout, list[tuple[str, bytes]]]:

@@ -585,7 +585,8 @@ def test_name_index_from_records_matches_sql_path(index):
 # -- fixture repositories ---------------------------------------------------------------------------
 
 
-FIXTURE_REPOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
+# fixtures/evidence holds pasted-text samples (tests/test_evidence.py), not a repository.
+FIXTURE_REPOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "evidence") if FIXTURES.is_dir() else []
 
 
 @pytest.fixture(scope="module", params=FIXTURE_REPOS)
