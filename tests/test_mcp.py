@@ -31,7 +31,7 @@ from woods.mcp_server import (
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_TOOLS = {
-    "codebase_retrieve", "search", "resolve", "lookup", "dependencies", "dependents",
+    "codebase_retrieve", "search", "localize", "resolve", "lookup", "dependencies", "dependents",
     "structure", "pagerank", "woods_status", "reindex",
 }
 # Generous: the first call loads the index in a fresh process on a busy 2-core machine.

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     )
     from woods.retrieval.code_search import CodeSearchConfig
     from woods.retrieval.executor import Embedder
+    from woods.retrieval.localize import Localization, LocalizedFile, LocalizedUnit
     from woods.retrieval.retriever import Retriever
     from woods.store.base import Record
     from woods.store.index import IndexStores
@@ -85,6 +86,8 @@ if TYPE_CHECKING:
 # Kept under their old names for callers of this module; the values live in woods.limits.
 DEFAULT_RETRIEVE_BUDGET = DEFAULT_CONTEXT_BUDGET
 STRUCTURE_DETAILS = ("summary", "full")
+# How `search` reads its query: decide by its shape, a question, or an issue text (woods.localize).
+READ_AS = ("auto", "query", "issue")
 GRAPH_DIRECTIONS = ("dependencies", "dependents")
 # Query vectors kept per Index: an assistant often asks the same text twice in a row (search, then
 # codebase_retrieve; resolve's search leg), and one embedding costs far more than the rest of a
@@ -139,6 +142,8 @@ class SearchHit:
     chunk: str | None = None
     stale: bool = False
     repo: str | None = None
+    # Why an issue localisation put the unit here (the frame, name, message … that matched).
+    evidence: tuple[str, ...] = ()
 
     @classmethod
     def from_entry(cls, entry: RankedEntry) -> SearchHit:
@@ -176,6 +181,8 @@ class SearchHit:
             data["stale"] = True
         if self.repo is not None:
             data["repo"] = self.repo
+        if self.evidence:
+            data["evidence"] = list(self.evidence)
         return data
 
 
@@ -241,6 +248,9 @@ class SearchResult(Sequence[SearchHit]):
     warnings: tuple[str, ...]
     trace: RetrievalTrace = field(compare=False)
     result: RetrievalResult = field(repr=False, compare=False)
+    # Set when the query was read as an issue text (a trace, a log, a bug report): its files with
+    # the evidence behind them (`Index.localize`); the hits are then its units.
+    localization: Localization | None = None
 
     @overload
     def __getitem__(self, index: int) -> SearchHit: ...
@@ -283,6 +293,8 @@ class SearchResult(Sequence[SearchHit]):
                 "warnings": list(self.warnings),
             }
         )
+        if self.localization is not None:
+            data["localization"] = self.localization.to_dict()
         return data
 
 
@@ -316,6 +328,27 @@ class Retrieval:
             "strategy": self.strategy,
             "tokens_used": self.tokens_used,
             "budget": self.budget,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LocalizeResult:
+    """Where an issue text points: files (best first) with their units and the evidence behind
+    each (`Index.localize`, the MCP `localize` tool, `woods search --as issue`). `found` counts
+    what was read out of the text by kind; `terms` are the words the search leg asked with.
+    `to_dict()` is the JSON the interfaces emit."""
+
+    query: str
+    files: tuple[LocalizedFile, ...]
+    units: tuple[LocalizedUnit, ...]
+    found: dict[str, int]
+    terms: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "files": [f.to_dict() for f in self.files], "found": dict(self.found),
+            "terms": list(self.terms), "warnings": list(self.warnings),
         }
 
 
@@ -755,6 +788,16 @@ class _Generation:
             return self._ranked
 
 
+def _looks_like_issue(text: object) -> bool:
+    """Whether a query is a pasted issue, log or trace (woods.retrieval.evidence.looks_like_issue);
+    anything that is not text is left to the search's own validation."""
+    if not isinstance(text, str):
+        return False
+    from woods.retrieval.evidence import looks_like_issue
+
+    return looks_like_issue(text)
+
+
 def _default_base() -> EmbeddingProvider:
     from woods.embedding.select import index_provider
 
@@ -1038,6 +1081,7 @@ class Index:
         mode: str | None = None,
         budget: int = DEFAULT_CONTEXT_BUDGET,
         profile: str | None = None,
+        read_as: str = "auto",
     ) -> SearchResult:
         """Ranked units for `query` (best first), with how they were found and the assembled context.
 
@@ -1047,11 +1091,23 @@ class Index:
         `mode` is semantic or lexical (the lexical index alone, no model; default: the index's
         mode); `budget` sizes the assembled context in tokens (the ranked list does not depend on
         it); `profile` is the ranking profile, `code` or `ruby` (default: the index handle's).
+        `read_as` is `auto` (a pasted stack trace, log or bug report is localised — `localize` —
+        when no strategy, filter or Ruby profile is asked for; a question is searched), `query`
+        or `issue` (forced; filters and the strategy are then not applied, with a warning).
         """
         from woods.freshness import root_moved_warning, stale_files, stale_warning
 
         limit = _validate_positive("limit", limit, MAX_SEARCH_LIMIT)
         budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
+        if read_as not in READ_AS:
+            raise InputError(f"read_as must be one of {', '.join(READ_AS)}, got {read_as!r}")
+        plain = strategy in (None, "auto") and not (types or exclude_types or path_prefixes) and (
+            (profile or self.profile) == "code"
+        )
+        if read_as == "issue" or (read_as == "auto" and plain and _looks_like_issue(query)):
+            ignored = () if plain else ("an issue text is localised as a whole: the strategy, filters and profile "
+                                        "given were not applied",)
+            return self._localized_search(query, limit=limit, budget=budget, mode=mode, warnings=ignored)
         with self._use() as gen:
             result = gen.retrieve(
                 query,
@@ -1082,6 +1138,57 @@ class Index:
             warnings=(*result.warnings, *moved, *stale_warning(stale)),
             trace=result.trace,
             result=result,
+        )
+
+    def localize(self, text: str, *, limit: int = DEFAULT_SEARCH_LIMIT, mode: str | None = None) -> LocalizeResult:
+        """Which files and units a pasted issue, failing test run or stack trace points at, each
+        with the evidence behind it (woods/retrieval/localize.py): frames mapped to the units at
+        their lines, names, error classes, messages matched in the code, failing tests, one step
+        through the dependency graph, and the code search's answer to the text's weighted words.
+        `limit` files; `mode` lexical asks no model."""
+        from woods.freshness import root_moved_warning
+
+        limit = _validate_positive("limit", limit, MAX_SEARCH_LIMIT)
+        with self._use() as gen:
+            localized = gen.retriever(self.mode if mode is None else mode, "code").localize(text, limit=limit)
+            moved = root_moved_warning(gen.root, gen.stores.manifest.root)
+        found = localized.localization
+        return LocalizeResult(str(text), found.files, found.units, dict(found.found), found.terms, tuple(moved))
+
+    def _localized_search(
+        self, query: str, *, limit: int, budget: int, mode: str | None, warnings: tuple[str, ...]
+    ) -> SearchResult:
+        """`search` for an issue text: `localize`'s units as the hits, its files in `localization`."""
+        from woods.freshness import root_moved_warning, stale_files, stale_warning
+
+        with self._use() as gen:
+            localized = gen.retriever(self.mode if mode is None else mode, "code").localize(
+                query, budget=budget, limit=limit
+            )
+            result = localized.result
+            why = {u.key: u.evidence for u in localized.localization.units}
+            hits = [
+                replace(_with_repo(gen.stores, SearchHit.from_entry(entry)), evidence=why.get(entry.key, ()))
+                for entry in result.candidates[:limit]
+            ]
+            stale = stale_files(gen.stores, gen.root, (h.file_path for h in hits if h.file_path))
+            moved = root_moved_warning(gen.root, gen.stores.manifest.root)
+        return SearchResult(
+            query=str(query),
+            hits=tuple(replace(h, stale=True) if h.file_path in stale else h for h in hits),
+            mode=result.mode,
+            strategy=result.strategy,
+            budget=int(result.budget),
+            tokens_used=int(result.tokens_used),
+            context=result.context,
+            sources=tuple(ContextSource.from_attribution(s) for s in result.sources),
+            classification=result.classification,
+            type_rank_context=None,
+            applied_scope=None,
+            warnings=(*warnings, *moved, *stale_warning(stale)),
+            trace=result.trace,
+            result=result,
+            localization=localized.localization,
         )
 
     def retrieve(
@@ -1503,6 +1610,7 @@ __all__ = [
     "GraphWalk",
     "Index",
     "IndexClosedError",
+    "LocalizeResult",
     "RankedUnit",
     "Retrieval",
     "SearchHit",

@@ -71,6 +71,12 @@ class Profile(StrEnum):
     ruby = "ruby"
 
 
+class ReadAs(StrEnum):
+    auto = "auto"
+    query = "query"
+    issue = "issue"
+
+
 ProfileOpt = Annotated[
     Profile | None,
     typer.Option("--profile", help="Ranking: code (default; code search) or ruby (the Ruby gem woods 2.0's pipeline)."),
@@ -306,17 +312,23 @@ def search(
     mode: Annotated[Mode, typer.Option("--mode", help="semantic (default) or lexical (the lexical index alone, no model).")] = Mode.semantic,
     path_prefixes: Annotated[list[str] | None, typer.Option("--path-prefix", help="Only files under this path (repeatable).")] = None,
     profile: ProfileOpt = None,
+    read_as: Annotated[ReadAs, typer.Option(
+        "--as", help="auto (default: a pasted stack trace, log or bug report is localised), query or issue.",
+    )] = ReadAs.auto,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Search the index: rank units for the query (code search by default) and assemble a context."""
+    """Search the index: rank units for the query (code search by default) and assemble a context.
+
+    A pasted stack trace, failing test output or bug report is read as an issue: the files and
+    functions it points at come first, each with the evidence that matched (`--as` decides)."""
 
     def action() -> int:
         with _open_index(path, store, repo, exact) as opened:
             result = opened.search(
                 query, limit=limit, strategy=strategy.value, types=types, exclude_types=exclude_types,
                 path_prefixes=path_prefixes, mode=mode.value, budget=budget,
-                profile=profile.value if profile is not None else None,
+                profile=profile.value if profile is not None else None, read_as=read_as.value,
             )
         if as_json:
             _emit_json(result.to_dict(context=context))
@@ -336,6 +348,8 @@ def _print_results(result: SearchResult, show_context: bool) -> None:
         stale = "  STALE" if hit.stale else ""
         repo = f"{hit.repo}: " if hit.repo is not None else ""
         out.write(f"{i:>2}. {repo}{hit.identifier}  [{hit.type}]  {where}  score {hit.score:.3f}  ({','.join(hit.sources)}){stale}\n")
+        if hit.evidence:
+            out.write(f"      why: {'; '.join(hit.evidence[:3])}\n")
     _warn(list(result.warnings))
     sys.stderr.write(f"strategy {result.strategy}; {len(result)} results; {result.trace.elapsed_ms} ms\n")
     if show_context:

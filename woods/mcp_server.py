@@ -242,6 +242,20 @@ TOOLS: tuple[ToolSpec, ...] = (
                   default="semantic", enum=MODES),
             Param("profile", "string", "Ranking: code (woods' code search) or ruby (the Ruby gem woods 2.0's pipeline).",
                   default=limits.DEFAULT_PROFILE, enum=limits.PROFILES),
+            Param("as", "string", "auto (a pasted stack trace, log or bug report is localised, as the localize "
+                  "tool does), query or issue.", default="auto", enum=("auto", "query", "issue")),
+        ),
+    ),
+    ToolSpec(
+        "localize",
+        "Paste a bug report, failing test output or stack trace: the files and functions it points at "
+        "(best first), each with the evidence that matched (frame, error class, message, name, failing "
+        "test, dependency link, search).",
+        (
+            Param("text", "string", f"The issue text ({_QUERY_BYTES}).", required=True),
+            Param("limit", "integer", "Files to return.", default=limits.DEFAULT_SEARCH_LIMIT, minimum=1,
+                  maximum=limits.MAX_SEARCH_LIMIT),
+            Param("mode", "string", "semantic, or lexical (no model).", default="semantic", enum=MODES),
         ),
     ),
     ToolSpec(
@@ -452,12 +466,13 @@ class WoodsTools:
         path_prefixes: list[str] | None,
         mode: str,
         profile: str,
+        **options: Any,
     ) -> tuple[str, dict[str, Any]]:
         # The default budget, as `woods search` uses: the ranked list does not depend on it, but
         # `applied_scope.returned_units` counts the units the context holds.
         result = self.index().search(
             query, limit=limit, strategy=strategy, types=types, exclude_types=exclude_types,
-            path_prefixes=path_prefixes, mode=mode, profile=profile,
+            path_prefixes=path_prefixes, mode=mode, profile=profile, read_as=str(options.get("as") or "auto"),
         )
         self.recent.remember(h.key for h in result)
         full = result.to_dict(context=False)
@@ -470,6 +485,14 @@ class WoodsTools:
             "applied_scope": full["applied_scope"],
             "warnings": full["warnings"],
         }
+        if "localization" in full:
+            payload["localization"] = full["localization"]
+        return _json(payload), payload
+
+    def _tool_localize(self, text: str, limit: int, mode: str) -> tuple[str, dict[str, Any]]:
+        found = self.index().localize(text, limit=limit, mode=mode)
+        self.recent.remember(u.key for u in found.units)
+        payload = found.to_dict()
         return _json(payload), payload
 
     def _tool_resolve(self, ref: str, type: str | None, limit: int, strict: bool) -> tuple[str, dict[str, Any]]:  # noqa: A002

@@ -44,6 +44,7 @@ from woods.retrieval.code_search import CodeSearch, CodeSearchConfig, DenseStore
 from woods.retrieval.exact import exact_matches
 from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor, SubjectLookup
 from woods.retrieval.lexical import LexicalAssembler, LexicalIndex
+from woods.retrieval.localize import Localization
 from woods.retrieval.ranker import RRF_POLICIES, Ranker
 from woods.retrieval.scope import Scope, ScopedGraphStore, ScopedVectorStore, scope_requested
 from woods.retrieval.subjects import LexicalSubjects
@@ -118,6 +119,14 @@ class _Translated:
                 raise StoreError(f"{name} store call {attribute} failed: {type(exc).__name__}: {exc}", store=name) from exc
 
         return call
+
+
+@dataclass(frozen=True, slots=True)
+class Localized:
+    """A localisation (files, units, evidence) and the retrieval result that renders it."""
+
+    result: RetrievalResult
+    localization: Localization
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,6 +444,59 @@ class Retriever:
             assembled_tokens=assembled.tokens_used,
             warnings=found.warnings,
         )
+
+    def localize(self, query: object, *, budget: int = DEFAULT_BUDGET, limit: int = DEFAULT_LIMIT) -> Localized:
+        """Issue → code localisation (woods/retrieval/localize.py) for an issue, a log or a stack
+        trace: its files and units with their evidence, and the same result shape as `retrieve`
+        (the units in rank order, their assembled context) so every interface renders it alike."""
+        from woods.retrieval.localize import localize
+
+        text = validate_query(query)
+        self._validate_options(budget, None, limit)
+        started = time.perf_counter()
+        pipeline = self._base_pipeline()
+        engine = self._code_search()
+        mode = "lexical" if self.mode == "lexical" or not self.has_vectors else "hybrid"
+        legs: list[tuple[str, ...]] = []
+
+        def search(text: str, depth: int) -> list[tuple[str, float]]:
+            found = engine.search(text, mode=mode, limit=depth)
+            legs.append(found.legs)
+            return [(u.key, u.score) for u in found.units]
+
+        graph = getattr(self._stores, "graph", None)
+        weights = (self._code_config or CodeSearchConfig()).lexical_weights
+        localization = localize(text, _Translated(self._raw_metadata, "metadata"),
+                                None if graph is None else _Translated(graph, "graph"), search, limit=limit,
+                                lexical_weights=weights)
+        classification = self._classifier.classify(text[:2000])
+        candidates = [
+            Candidate(
+                identifier=unit.key, score=unit.score, source="localize",
+                metadata={"identifier": unit.identifier, "type": unit.type, "file_path": unit.file_path,
+                          "line_start": unit.line_start, "line_end": unit.line_end},
+                sources=("localize",),
+            )
+            for unit in localization.units
+        ]
+        assembled = pipeline.assembler.assemble(
+            candidates, classification, structural_context=structural_banner(pipeline.metadata), budget=budget
+        )
+        tokens_used = pipeline.assembler.estimate_tokens(assembled.context)
+        trace = RetrievalTrace(
+            classification=classification, strategy="localize", candidate_count=len(localization.units),
+            ranked_count=len(candidates), tokens_used=tokens_used,
+            elapsed_ms=round((time.perf_counter() - started) * 1000, 1),
+            skipped_missing_metadata=assembled.skipped_missing_metadata, profile="code",
+            legs=legs[0] if legs else (), query_kind="issue",
+        )
+        result = RetrievalResult(
+            context=assembled.context, sources=assembled.sources,
+            candidates=self._entries(pipeline.metadata, candidates, len(candidates)),
+            classification=classification, strategy="localize", tokens_used=tokens_used, budget=budget,
+            trace=trace, mode=self.mode, assembled_tokens=assembled.tokens_used,
+        )
+        return Localized(result, localization)
 
     def _dense_store(self) -> DenseStore | None:
         """The vector store, or None when this generation has none yet (lexical answers then)."""

@@ -555,6 +555,15 @@ class SQLiteMetadataStore:
         found = self.unit_summaries(r["key"] for r in rows)
         return sorted(found.values(), key=lambda u: (u.file_path, u.line_start, u.key))
 
+    def units_in_files(self, paths: Iterable[str]) -> list[UnitSummary]:
+        """Every unit of the files `paths`, by (file, line, key)."""
+        keys = [r[0] for r in _rows_in(self._conn, "SELECT key FROM units WHERE file_path", list(dict.fromkeys(paths)))]
+        return sorted(self.unit_summaries(keys).values(), key=lambda u: (u.file_path, u.line_start, u.key))
+
+    def file_paths(self) -> list[str]:
+        """Every indexed file's repository-relative path, sorted."""
+        return [str(r[0]) for r in self._conn.execute("SELECT path FROM files ORDER BY path")]
+
     def file_links(self, paths: Iterable[str]) -> set[tuple[str, str]]:
         """(source file, target file) of every resolved dependency edge from a unit of one of
         `paths` to a unit of another of them (at most FILE_LINKS_PATHS paths are read)."""

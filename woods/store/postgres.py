@@ -600,6 +600,21 @@ class PostgresMetadataStore:
             )
         return out
 
+    def units_in_files(self, paths: Iterable[str]) -> list[UnitSummary]:
+        """Every unit of the files `paths` (in each repository of the view), by (file, line, key)."""
+        wanted = list(dict.fromkeys(paths))
+        found: list[UnitSummary] = []
+        for part in self.parts:
+            found.extend(self._summaries(part, "file_path = ANY(%s)", (wanted,)))
+        return sorted(found, key=lambda u: (u.file_path, u.line_start, u.key))
+
+    def file_paths(self) -> list[str]:
+        """Every indexed file's repository-relative path (of every repository of the view), sorted."""
+        found: set[str] = set()
+        for part in self.parts:
+            found.update(str(r[0]) for r in self._rows(f"SELECT path FROM {part.t('files')}"))
+        return sorted(found)
+
     def file_links(self, paths: Iterable[str]) -> set[tuple[str, str]]:
         """As `SQLiteMetadataStore.file_links`, within each repository of the view."""
         wanted = list(dict.fromkeys(paths))[:FILE_LINKS_PATHS]
