@@ -67,7 +67,8 @@ def main() -> None:
             "script_version": SCRIPT_VERSION,
             "seed": args.seed,
             "distillation": "model2vec 0.10.0, no PCA, SIF 1e-4",
-            "training": json.loads(trained.read_text())["history"][-1] if trained.is_file() else None,
+            "training": ({k: v for k, v in json.loads(trained.read_text()).items() if k != "history"}
+                         if trained.is_file() else None),
             "note": args.note,
         }
         config = {"format": FORMAT_VERSION, "dimension": int(table.shape[1]), "vocabulary_size": int(table.shape[0]),

@@ -119,6 +119,15 @@ def document_text(unit_identifier: str, source: str) -> str:
     return (heading + ". " + " ".join(paragraph)).strip(". ")[:NL_MAX_CHARS] if heading or paragraph else ""
 
 
+# A natural-language text is mostly letters: a heading of `*****` or a table row of numbers is not one.
+MIN_LETTER_SHARE = 0.6
+
+
+def is_prose(text: str) -> bool:
+    """Whether a natural-language text is prose (also keeps it far inside the teacher's 256 tokens)."""
+    return sum(c.isalpha() or c.isspace() for c in text) >= MIN_LETTER_SHARE * len(text)
+
+
 def natural_texts(units: Iterable[object]) -> list[tuple[str, str]]:
     """(language, text) natural-language texts derived from units."""
     out: list[tuple[str, str]] = []
@@ -243,7 +252,8 @@ def main() -> None:
                         pool[repo][language].append(text)
             print(f"{repo}: {len(data['chunks'])} chunks, {len(data['nl'])} natural-language texts", flush=True)
         rows = [(lang, repo, text, "chunk") for lang, repo, text in stratified(chunk_pool, args.chunks_per_language, rng)]
-        rows += [(lang, repo, text, "nl") for lang, repo, text in stratified(nl_pool, args.nl_per_language, rng)]
+        rows += [(lang, repo, text, "nl") for lang, repo, text in stratified(nl_pool, args.nl_per_language, rng)
+                 if is_prose(text)]
         # Shuffled (seeded): a teacher run stopped part-way still covers every language and kind.
         rng.shuffle(rows)
         with open(args.out or work / "texts.jsonl", "w", encoding="utf-8") as handle:
