@@ -10,7 +10,7 @@ Every heavy measurement runs in a fresh child process (this script re-invoked wi
 each one reports its own peak RSS and no run warms another's caches.
 
     HF_HUB_OFFLINE=1 /tmp/venv/bin/python bench/index_bench.py --repo PATH [--repo PATH …] \
-        [--embedder minilm|fake] [--json] [--out FILE]
+        [--embedder static|minilm|fake] [--json] [--out FILE]
 """
 
 from __future__ import annotations
@@ -692,7 +692,7 @@ def bench_repo(repo: Path, args: argparse.Namespace, work_root: Path) -> dict[st
     if "error" in index:
         _say(f"[{repo.name}] index failed: {index['error']}")
         return out
-    if not args.skip_model:
+    if not args.skip_model and args.embedder == "minilm":  # the static model's throughput: bench/embed_bench.py
         _say(f"[{repo.name}] raw model throughput …")
         model, child = spawn_worker("model", work, texts=str(texts), embedder=args.embedder,
                                     sample_every=str(args.sample_every))
@@ -883,7 +883,10 @@ def _pair(run: dict[str, Any], key: str) -> str | None:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", action="append", default=[], help="Repository to bench (repeatable).")
-    parser.add_argument("--embedder", choices=("minilm", "fake"), default="minilm")
+    parser.add_argument("--embedder", choices=("static", "minilm", "fake"), default="static",
+                        help="The embedder the whole index is built with: static (woods's default, one phase), "
+                             "minilm (the contextual model as the only embedder: the path before the static model), "
+                             "fake (tests).")
     parser.add_argument("--json", action="store_true", help="Print the full JSON on stdout (table to stderr).")
     parser.add_argument("--out", type=Path, help="Also write the full JSON to this file.")
     parser.add_argument("--work-dir", type=Path, help="Where stores and texts go (default: a new /tmp dir).")

@@ -156,3 +156,10 @@ def test_an_installer_does_not_outrank_the_program_unless_asked_for(tmp_path):
         unscaffolded = replace(CodeSearchConfig(), role_factors={})
         assert files(stores, "download the binary", unscaffolded)[0] == "install.sh"
         assert files(stores, "download the binary")[0] == "fetcher/download.py"
+
+
+def test_a_symbol_finds_its_dollar_prefixed_core_type():
+    from woods.retrieval.signals import fold_name, name_match
+
+    assert name_match("$ZodType", ["ZodType"]) == 0.7 and name_match("ZodType", ["ZodType"]) == 1.0
+    assert fold_name("$Zod_Type") == "zodtype" and name_match("ZodTypes", ["ZodType"]) == 0.0

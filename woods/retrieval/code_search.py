@@ -454,7 +454,8 @@ class CodeSearch:
     def _definitions(self, analysis: QueryAnalysis) -> list[UnitSummary]:
         if not analysis.names:
             return []
-        return self._metadata.units_named(list(analysis.names))
+        # `$Name` too: a JavaScript core or internal type a query names without its `$`.
+        return self._metadata.units_named([*analysis.names, *(f"${name}" for name in analysis.names)])
 
     def _fuse(
         self, analysis: QueryAnalysis, pool: list[str], lexical: dict[str, float], semantic: dict[str, float]

@@ -81,21 +81,27 @@ def role_factor(roles: Iterable[str], asked: frozenset[str], factors: Mapping[st
 
 def name_match(unit_name: str, names: Sequence[str]) -> float:
     """How exactly a unit's own name matches a name the query gives: 1.0 same spelling, 0.7 same
-    letters in another case or with `_` removed (`dispatchRequest` ~ `dispatch_request`), 0."""
+    letters in another case, with `_` removed (`dispatchRequest` ~ `dispatch_request`) or without
+    a leading `$` (`$ZodType`, the JavaScript convention for a core or internal type), 0."""
     return name_matcher(names)(unit_name)
+
+
+def fold_name(name: str) -> str:
+    """A name as `name_match` compares it loosely: lower-case, no `_`, no leading `$`."""
+    return name.lower().replace("_", "").lstrip("$")
 
 
 def name_matcher(names: Sequence[str]) -> Callable[[str], float]:
     """`name_match` against fixed `names` (folded once, for ranking hundreds of units)."""
     exact = frozenset(names)
-    folded = frozenset(name.lower().replace("_", "") for name in names)
+    folded = frozenset(fold_name(name) for name in names)
 
     def match(unit_name: str) -> float:
         if not exact or not unit_name:
             return 0.0
         if unit_name in exact:
             return 1.0
-        return 0.7 if unit_name.lower().replace("_", "") in folded else 0.0
+        return 0.7 if fold_name(unit_name) in folded else 0.0
 
     return match
 
