@@ -31,12 +31,17 @@ from woods.store.identity import public_identifier, strip_chunk
 if TYPE_CHECKING:
     import numpy as np
 
+    from woods.filters import FileFilter
+
 _DRIVE = re.compile(r"\A[A-Za-z]:")
 
 
-def scope_requested(packages: Sequence[str] | None, source_paths: Sequence[str] | None) -> bool:
-    """A scope applies iff either list is non-empty (empty lists behave exactly like no scope)."""
-    return bool(packages) or bool(source_paths)
+def scope_requested(
+    packages: Sequence[str] | None, source_paths: Sequence[str] | None, files: FileFilter | None = None
+) -> bool:
+    """A scope applies iff either list is non-empty or a file filter (`--glob`, `--lang`) is given
+    (empty lists behave exactly like no scope)."""
+    return bool(packages) or bool(source_paths) or files is not None
 
 
 def normalize_list(values: Any, name: str) -> tuple[str, ...]:
@@ -152,8 +157,10 @@ class Scope:
         source_paths: Sequence[str] | None = None,
         types: Sequence[str] | None = None,
         exclude_types: Iterable[str] = (),
+        files: FileFilter | None = None,
     ) -> None:
         self.packages = normalize_list(packages, "packages")
+        self.files = files
         self.source_paths = tuple(sorted({normalize_path(p) for p in normalize_list(source_paths, "source_paths")}))
         keys = sorted(metadata.all_identifiers())
         records = metadata.find_batch(keys)
@@ -190,6 +197,8 @@ class Scope:
             return False
         if self.source_paths and not path_matches(record.get("file_path"), self.source_paths):
             return False
+        if self.files is not None and not self.files.matches(record.get("file_path"), record.get("language")):
+            return False
         unit_type = record.get("type")
         if allowed is not None:
             return unit_type in allowed
@@ -199,11 +208,14 @@ class Scope:
         return strip_chunk(embedding_id) in self._key_set
 
     def summary(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "packages": list(self.packages),
             "source_paths": list(self.source_paths),
             "eligible_units": len(self.keys),
         }
+        if self.files is not None:
+            data.update(self.files.to_dict())
+        return data
 
 
 class ScopedVectorStore:
