@@ -211,6 +211,8 @@ RepoOpt = Annotated[str | None, typer.Option(
 TypesOpt = Annotated[list[str] | None, typer.Option("--type", help="Only units of this type (repeatable).")]
 GlobOpt = Annotated[list[str] | None, typer.Option(
     "--glob", "-g", help="Only files matching this gitignore-style pattern; '!' excludes (repeatable).")]
+
+
 def _complete_language(incomplete: str) -> list[str]:
     from woods.filters import known_languages
 

@@ -69,7 +69,6 @@ from typing import Any, NamedTuple, Protocol
 
 from woods import limits
 from woods.errors import InputError
-from woods.extract import is_document, language_for
 from woods.paths import EXAMPLE, FIXTURE, TEST, identifier_roles, path_roles, roles_asked_for
 from woods.resolve_parse import ContainerKind, StructuredRef, kind_types, parse_reference
 from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
@@ -643,6 +642,8 @@ def looks_like_path(text: str) -> bool:
     Whitespace rules it out: `explain user.rb` is a question for search, not a path."""
     if "#" in text or any(c.isspace() for c in text):
         return False
+    from woods.extract import language_for  # the extractors' table, loaded by the first path-shaped ref
+
     return language_for(text) is not None
 
 
@@ -744,6 +745,8 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
         return _path_stage(ctx, match["path"], int(match["line"]))
     if looks_like_path(text):
         outcome = _path_stage(ctx, text, None)
+        from woods.extract import is_document, language_for
+
         if outcome.status is ResolveStatus.NOT_FOUND and is_document(language_for(text) or ""):
             return None  # `response.json`, `self.cfg`: as likely a member as a file that is not there
         return outcome
