@@ -378,7 +378,7 @@ class Retriever:
     ) -> RetrievalResult:
         """The code profile: code search (both legs fused, or one leg), eligibility (types, scope)
         applied before ranking, then the same assembler and result shape as every profile."""
-        scoped_keys = scope.keys if scope is not None else None
+        scoped_keys = frozenset(scope.keys) if scope is not None else None
 
         def eligible(unit: UnitSummary) -> bool:
             if scoped_keys is not None and unit.key not in scoped_keys:

@@ -146,6 +146,18 @@ class RecordView:
         return dict(sorted(counts.items()))
 
 
+def _summaries(metadata: MetadataStore, keys: Sequence[str]) -> dict[str, Mapping[str, Any]] | None:
+    """`{key: {"file_path", "type", "language"}}` from the store's unit columns, or None for a
+    store without them (an in-memory view)."""
+    read = getattr(metadata, "unit_summaries", None)
+    if not callable(read):
+        return None
+    return {
+        key: {"file_path": unit.file_path, "type": unit.type, "language": unit.language}
+        for key, unit in read(keys).items()
+    }
+
+
 class Scope:
     """The eligible units of one scoped request and scoped views of the three stores."""
 
@@ -162,21 +174,29 @@ class Scope:
         self.packages = normalize_list(packages, "packages")
         self.files = files
         self.source_paths = tuple(sorted({normalize_path(p) for p in normalize_list(source_paths, "source_paths")}))
+        self._source = metadata
+        self._view: RecordView | None = None
         keys = sorted(metadata.all_identifiers())
-        records = metadata.find_batch(keys)
-        missing = [k for k in keys if k not in records]
-        if missing:
-            raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
-        self._validate_packages(records.values())
         allowed = {str(t) for t in types} if types else None
         excluded = {str(t) for t in exclude_types}
-        eligible = {
-            key: record
-            for key in keys
-            if self._eligible(record := records[key], allowed, excluded)
-        }
-        self.metadata = RecordView(eligible)
-        self.keys: tuple[str, ...] = tuple(sorted(eligible))
+        summaries = None if self.packages else _summaries(metadata, keys)
+        if summaries is not None:
+            # Paths, types and languages are indexed columns: no record (and no source text) is
+            # decoded to decide eligibility; the records are read when a view needs them.
+            missing = [k for k in keys if k not in summaries]
+            if missing:
+                raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
+            eligible_keys = [k for k in keys if self._eligible(summaries[k], allowed, excluded)]
+        else:
+            records = metadata.find_batch(keys)
+            missing = [k for k in keys if k not in records]
+            if missing:
+                raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
+            self._validate_packages(records.values())
+            eligible = {key: record for key in keys if self._eligible(record := records[key], allowed, excluded)}
+            self._view = RecordView(eligible)
+            eligible_keys = list(eligible)
+        self.keys: tuple[str, ...] = tuple(sorted(eligible_keys))
         self._key_set = frozenset(self.keys)
         self.identifiers = frozenset(public_identifier(k) for k in self.keys)
 
@@ -191,6 +211,17 @@ class Scope:
         unknown = [p for p in self.packages if p not in names]
         if unknown:
             raise InvalidScopeError(f"unknown package scope: {', '.join(unknown)}")
+
+    @property
+    def metadata(self) -> RecordView:
+        """The scoped corpus as an in-memory store (its records read on first use)."""
+        if self._view is None:
+            records = self._source.find_batch(self.keys)
+            missing = [k for k in self.keys if k not in records]
+            if missing:
+                raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
+            self._view = RecordView(records)
+        return self._view
 
     def _eligible(self, record: Mapping[str, Any], allowed: set[str] | None, excluded: set[str]) -> bool:
         if self.packages and _package_of(record) not in self.packages:
