@@ -115,6 +115,8 @@ def test_a_stored_units_first_line_indent_is_estimated():
 def test_snippet_picks_the_best_lines_in_file_order():
     terms = snippet_terms("charge a customer")
     assert terms == ("customer", "charge")  # longest first, stop words gone
+    assert snippet_terms("payment refunds") == ("payment", "refunds", "refund")  # and stems
+    assert snippet_terms("class process") == ("process", "class")  # `-ss` is no plural
     lines = snippet(RUBY, 24, terms)
     assert [line.line for line in lines] == [24, 26]
     assert lines[0].text == "def charge(amount)" and lines[0].matches == ((4, 10),)

@@ -42,10 +42,26 @@ class SnippetLine(NamedTuple):
         return {"line": self.line, "text": self.text, "matches": [list(span) for span in self.matches]}
 
 
+# Plural and verb endings dropped to find a query word's stem in code (`refunds` → `refund`,
+# `charged` → `charge`), as the lexical index's stemmer matched it; a stem shorter than
+# MIN_STEM_CHARS matches too much to mark anything.
+STEM_SUFFIXES = ("ing", "es", "ed", "s")
+MIN_STEM_CHARS = 4
+
+
+def _stems(term: str) -> list[str]:
+    if term.endswith("ss"):
+        return []
+    return [term[: -len(suffix)] for suffix in STEM_SUFFIXES
+            if term.endswith(suffix) and len(term) - len(suffix) >= MIN_STEM_CHARS]
+
+
 def snippet_terms(query: str) -> tuple[str, ...]:
-    """The words of `query` a snippet marks: its lexical terms (code-aware, stop words dropped),
-    longest first so that `dispatch_request` is marked before `request`."""
-    return tuple(sorted(query_terms(query), key=lambda term: (-len(term), term)))
+    """The words of `query` a snippet marks: its lexical terms (code-aware, stop words dropped)
+    and their stems, longest first so that `dispatch_request` is marked before `request`."""
+    terms = query_terms(query)
+    found = set(terms) | {stem for term in terms for stem in _stems(term)}
+    return tuple(sorted(found, key=lambda term: (-len(term), term)))
 
 
 def match_spans(text: str, terms: Sequence[str]) -> tuple[tuple[int, int], ...]:
