@@ -303,3 +303,47 @@ def test_architecture_names_the_store_files_and_tables() -> None:
     tables = re.findall(r"CREATE (?:VIRTUAL )?TABLE IF NOT EXISTS (\w+)", metadata._SCHEMA)
     assert len(tables) >= 7
     assert [t for t in tables if f"`{t}`" not in text] == []
+
+
+# -- real output in docs/cli.md ------------------------------------------------------------------------
+
+
+def _cli_examples():  # docs/cli_examples.py is a script beside the page it regenerates, not a package
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cli_examples", DOCS / "cli_examples.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cli_md_shows_real_output_of_every_command() -> None:
+    """Every example block is what the command prints today (`python docs/cli_examples.py`
+    regenerates them); every command but the MCP server (a stdio protocol) has one."""
+    examples = _cli_examples()
+    current = CLI_MD.read_text(encoding="utf-8")
+    shown = {m.group("args").split()[0] for line in current.splitlines() if (m := examples.MARKER.match(line))}
+    assert set(cli_commands()) - {"mcp"} <= shown
+    fresh = examples.regenerate(current)
+    assert fresh == current, "docs/cli.md is stale: run `python docs/cli_examples.py`"
+
+
+def test_example_rendering_replaces_only_the_marked_blocks() -> None:
+    examples = _cli_examples()
+    text = "intro\n<!-- example: status --lang py -->\n```text\nold\n```\nafter\n<!-- diagram: structure -->\n```mermaid\n```\n"
+    seen: list[list[str]] = []
+
+    def run(args: list[str]) -> str:
+        seen.append(args)
+        return "OUT " + " ".join(args)
+
+    rendered = examples.render(text, run)
+    assert seen == [["status", "--lang", "py"], ["structure"]]
+    assert rendered == (
+        "intro\n<!-- example: status --lang py -->\n```text\n$ woods status --lang py\nOUT status --lang py\n```\n"
+        "after\n<!-- diagram: structure -->\n```mermaid\nOUT structure\n```\n"
+    )
+    assert examples.normalise("built 2026-11-30T01:30:17Z in 0.3s (12.5 ms, 273/s) at /tmp/x/rails_app",
+                              Path("/tmp/x/rails_app")) == (
+        "built 2026-12-01T12:00:00Z in …s (… ms, …/s) at ~/src/rails_app")

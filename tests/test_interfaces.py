@@ -43,6 +43,10 @@ SEARCHES: list[tuple[str, dict[str, Any]]] = [
     ("Billing::Invoice#charge", {}),
     ("how is a payment captured", {"strategy": "vector", "budget": 500, "limit": 4}),
     ("Payment", {"strategy": "graph"}),
+    # issue 33's filters: gitignore-style globs (`!` excludes) and languages by name or extension
+    ("charge", {"globs": ["app/**/*.rb", "!app/models/billing/"]}),
+    ("report rows", {"langs": ["py"]}),
+    ("charge amount", {"langs": ["ruby"], "globs": ["app/"], "strategy": "keyword"}),
 ]
 RESOLVES: list[tuple[str, dict[str, Any]]] = [
     ("charge", {}),
@@ -103,7 +107,8 @@ def _tool(tools: WoodsTools, name: str, arguments: dict[str, Any]) -> dict[str, 
 
 def _search_flags(options: dict[str, Any]) -> list[str]:
     flags: list[str] = []
-    names = {"types": "--type", "exclude_types": "--exclude-type", "path_prefixes": "--path-prefix"}
+    names = {"types": "--type", "exclude_types": "--exclude-type", "path_prefixes": "--path-prefix",
+             "globs": "--glob", "langs": "--lang"}
     for name, value in options.items():
         if name in names:
             for item in value:
@@ -256,6 +261,30 @@ def test_status_agrees(repo: Location, api: Index, mcp: WoodsTools) -> None:
     assert _cli_json(repo, "status") == {**expected, "warnings": []}
     from_mcp = _tool(mcp, "woods_status", {})
     assert {k: v for k, v in from_mcp.items() if k not in ("degraded", "session")} == expected
+
+
+def test_filtered_status_and_context_agree(repo: Location, api: Index, mcp: WoodsTools) -> None:
+    expected = api.status(globs=["app/models/**"], langs=["rb"]).to_dict()
+    assert expected["filter"] == {"globs": ["app/models/**"], "langs": ["ruby"], "files": 6,
+                                  "units": sum(expected["units_by_type"].values())}
+    assert expected["files_by_language"] == {"ruby": 6}
+    assert _cli_json(repo, "status", "--glob", "app/models/**", "--lang", "rb") == {**expected, "warnings": []}
+    from_mcp = _tool(mcp, "woods_status", {"globs": ["app/models/**"], "langs": ["rb"]})
+    assert {k: v for k, v in from_mcp.items() if k not in ("degraded", "session")} == expected
+    retrieval = api.retrieve("report rows", langs=["python"])
+    assert {s.file_path for s in retrieval.sources} == {"lib/report.py"}
+    assert _tool(mcp, "codebase_retrieve", {"query": "report rows", "langs": ["python"]}) == retrieval.to_dict()
+
+
+def test_a_bad_filter_is_the_same_input_error_everywhere(repo: Location, api: Index, mcp: WoodsTools) -> None:
+    from woods.errors import InputError
+
+    with pytest.raises(InputError, match="unknown language 'klingon'"):
+        api.search("charge", langs=["klingon"])
+    result = run_cli("search", "charge", *repo.args, "--lang", "klingon", expect=2)
+    assert "unknown language 'klingon'" in result.stderr
+    _text, body, is_error = mcp.call("search", {"query": "charge", "langs": ["klingon"]})
+    assert is_error and body["error"]["code"] == "invalid_argument" and "klingon" in body["error"]["message"]
 
 
 # -- one set of limits and words -------------------------------------------------------------------

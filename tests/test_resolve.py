@@ -260,14 +260,38 @@ def test_recent_exact_name_beats_an_ambiguous_index(index):
     assert out.method is ResolveMethod.PASSTHROUGH
 
 
-def test_recent_substring_single_and_several(index):
+def test_recent_substring_answers_only_a_name_nothing_defines(index):
+    # `card` names no unit: what the session saw decides.
     out = resolve(index, "card", recent=["Billing::Invoice#charge_card", "flask.app.Flask.run"])
     assert_resolved(out, "Billing::Invoice#charge_card", ResolveMethod.RECENT, 0.7)
+    out = resolve(index, "gateway", recent=["Billing::Invoice#charge_card", "flask.app.Flask.run", "Widget03#render"])
+    assert out.status is NOT_FOUND or out.method is not ResolveMethod.RECENT
+
+
+def test_session_memory_never_hides_a_definition_the_name_matches(index):
+    # Issue 33: after a search showed `register_blueprint` methods, `resolve("Blueprint")` listed
+    # those and hid the classes. Two `charge` methods are what `charge` names; a recently seen
+    # `charge_card` (a substring match) must not replace them, nor `flask.app.Flask.run` the class
+    # `flask.app.Flask` that `flask` names.
+    fresh = resolve(index, "charge")
     out = resolve(index, "charge", recent=["Billing::Invoice#charge_card", "Widget03#render"])
-    assert_resolved(out, "Billing::Invoice#charge_card", ResolveMethod.RECENT, 0.7)
+    assert (out.status, out.method, idents(out)) == (AMBIGUOUS, ResolveMethod.NORMALIZED, idents(fresh))
     out = resolve(index, "flask", recent=["flask.app.Flask.run", "flask.sansio.app.App"])
-    assert out.status is AMBIGUOUS and out.method is ResolveMethod.RECENT
-    assert idents(out) == ["flask.app.Flask.run", "flask.sansio.app.App"]
+    assert out.to_dict() == resolve(index, "flask").to_dict()
+    assert out.method is not ResolveMethod.RECENT and out.identifier == "flask.app.Flask"
+
+
+def test_session_memory_reorders_only_among_equals(index):
+    # Two of the 25 `render` methods were seen, the older first: both lead the list, most recent
+    # first, and every other candidate is still there.
+    fresh = resolve(index, "render")
+    out = resolve(index, "render", recent=["Widget07#render", "Widget03#render"])
+    assert out.status is AMBIGUOUS and idents(out)[:2] == ["Widget07#render", "Widget03#render"]
+    assert sorted(idents(out)) == sorted(idents(fresh))
+    # one seen: it resolves, the others it was chosen from are the alternatives
+    out = resolve(index, "charge", recent=["Shop::Cart#charge"])
+    assert_resolved(out, "Shop::Cart#charge", ResolveMethod.RECENT, 0.95)
+    assert [a.identifier for a in out.alternatives] == ["Billing::Invoice#charge"]
 
 
 def test_recent_exact_beats_recent_substring_and_unknown_ids_are_ignored(index):

@@ -60,8 +60,10 @@ from woods.store.identity import public_identifier, strip_chunk
 if TYPE_CHECKING:
     import numpy as np
 
+    from woods.diagram import Diagram
     from woods.embedding.provider import EmbeddingProvider
     from woods.evaluate.runner import EvaluationReport
+    from woods.filters import FileFilter
     from woods.freshness import Changes
     from woods.indexing import IndexSummary, Progress
     from woods.resolve import NameIndex, ResolveOutcome, Searcher
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     from woods.retrieval.executor import Embedder
     from woods.retrieval.localize import Localization, LocalizedFile, LocalizedUnit
     from woods.retrieval.retriever import Retriever
+    from woods.snippets import SnippetLine
     from woods.store.base import Record
     from woods.store.index import IndexStores
     from woods.store.metadata import SQLiteMetadataStore
@@ -127,6 +130,9 @@ class SearchHit:
     `sources` every strategy that found it (vector, keyword, graph, direct, exact, lexical, …).
     `stale` is True when the unit's file changed on disk since indexing. `repo` names the
     repository of a PostgreSQL store the unit belongs to (None for a `.woods` directory).
+    `snippet` holds the one to three lines of the unit that match the query best, numbered as in
+    the file, with the spans of the query's words (`woods.snippets`); `line` is the line a
+    `path:line` reference points at (the best-matching one, else the unit's first line).
     """
 
     identifier: str
@@ -144,6 +150,13 @@ class SearchHit:
     repo: str | None = None
     # Why an issue localisation put the unit here (the frame, name, message … that matched).
     evidence: tuple[str, ...] = ()
+    snippet: tuple[SnippetLine, ...] = ()
+
+    @property
+    def line(self) -> int | None:
+        from woods.snippets import best_line
+
+        return best_line(self.snippet) or self.line_start
 
     @classmethod
     def from_entry(cls, entry: RankedEntry) -> SearchHit:
@@ -174,6 +187,7 @@ class SearchHit:
             "score": self.score,
             "source": self.source,
             "sources": list(self.sources),
+            "snippet": [line.to_dict() for line in self.snippet],
         }
         if self.matched_fields is not None:
             data["matched_fields"] = list(self.matched_fields)
@@ -558,6 +572,9 @@ class Status:
     # What the user must know about this index: a moved root, a background phase 2 that stopped
     # or failed (the handle's own thread has no caller to raise to).
     warnings: tuple[str, ...] = ()
+    # `--glob` / `--lang` as applied, with the files and units they select (None: no filter; then
+    # `units_by_type`, `files_by_language` and `changes` cover the whole index, else those files).
+    filter: dict[str, Any] | None = None
 
     @property
     def fresh(self) -> bool:
@@ -581,7 +598,7 @@ class Status:
             "vectors": dict(self.vectors),
             "recorded_root": self.recorded_root,
             "warnings": list(self.warnings),
-        }
+        } | ({} if self.filter is None else {"filter": dict(self.filter)})
 
 
 # -- building ------------------------------------------------------------------------------------
@@ -654,11 +671,48 @@ def build_index(
         raise InputError("--repo names a repository of a PostgreSQL store; pass --store postgresql://…")
     else:
         target = store_dir_for(root, None if store is None else Path(store))
-    return index_repository(
+    notes = ignore_store_in_git(target) if isinstance(target, Path) else []
+    summary = index_repository(
         root, target, factory, contextual_factory=second, max_file_bytes=max_file_bytes, progress=progress,
         wait=float(wait),
         full=full, allow_purge=allow_purge, workers=count, vectors=vectors, should_stop=should_stop,
         on_searchable=on_searchable,
+    )
+    empty = empty_index_warning(root, summary)
+    summary.warnings.extend([*notes, *([empty] if empty else [])])
+    return summary
+
+
+# What `.woods/.gitignore` holds: everything in the store is woods' own output, never a commit.
+STORE_GITIGNORE = "# woods' index: generated, never committed\n*\n"
+
+
+def ignore_store_in_git(store_dir: Path) -> list[str]:
+    """Make git ignore the store: `STORE/.gitignore` holding `*` (written once, left alone after).
+    A store woods cannot write is reported by the build itself; here it is only a warning."""
+    marker = store_dir / ".gitignore"
+    try:
+        store_dir.mkdir(parents=True, exist_ok=True)
+        if not marker.exists():
+            marker.write_text(STORE_GITIGNORE, encoding="utf-8")
+    except OSError as exc:
+        return [f"could not write {marker}: {exc.strerror or exc}; add {store_dir.name}/ to .gitignore yourself"]
+    return []
+
+
+def empty_index_warning(root: Path, summary: IndexSummary) -> str | None:
+    """Why an index holds no file, or None when it holds some: an empty directory, or what every
+    entry was skipped for (unsupported, gitignored, binary …, largest first)."""
+    if summary.files:
+        return None
+    if not summary.skipped:
+        return f"indexed nothing: {root} holds no files"
+    total = sum(summary.skipped.values())
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(summary.skipped.items(),
+                                                                          key=lambda item: (-item[1], item[0])))
+    return (
+        f"indexed nothing: no source or document file woods reads under {root}; all {total} entries were "
+        f"skipped ({reasons}) — docs/cli.md#woods-index says what each reason means"
     )
 
 
@@ -745,13 +799,15 @@ class _Generation:
         path_prefixes: Sequence[str] | None = None,
         limit: int = DEFAULT_SEARCH_LIMIT,
         profile: str | None = None,
+        files: FileFilter | None = None,
+        context_limit: int | None = None,
     ) -> RetrievalResult:
         """One retrieval; concurrent calls run side by side (what a retriever builds on first use
         is built once, under its own lock: woods.lazy)."""
         retriever = self.retriever(self.mode if mode is None else mode, self.profile if profile is None else profile)
         return retriever.retrieve(
             query, budget=budget, types=types, exclude_types=exclude_types, strategy=strategy,
-            path_prefixes=path_prefixes, limit=limit,
+            path_prefixes=path_prefixes, limit=limit, files=files, context_limit=context_limit,
         )
 
     def searcher(self) -> Searcher:
@@ -910,6 +966,121 @@ def _with_repo(stores: IndexStores | PostgresStores, hit: SearchHit) -> SearchHi
     """The hit with the repository it comes from, for a PostgreSQL store."""
     repo_of = getattr(stores, "repo_of", None)
     return replace(hit, repo=repo_of(hit.key)) if callable(repo_of) else hit
+
+
+def _file_filter(globs: Sequence[str] | None, langs: Sequence[str] | None) -> FileFilter | None:
+    """`woods.filters.file_filter`, imported only by a question that filters (None otherwise)."""
+    if globs is None and langs is None:
+        return None
+    from woods.filters import file_filter
+
+    return file_filter(globs, langs)
+
+
+def _with_snippets(
+    metadata: SQLiteMetadataStore | PostgresMetadataStore, query: str, hits: list[SearchHit]
+) -> list[SearchHit]:
+    """The hits with their best-matching lines (one batch read of the units' stored text)."""
+    from woods.snippets import snippet, snippet_terms
+
+    if not hits:
+        return hits
+    records = metadata.find_batch(h.key for h in hits)
+    terms = snippet_terms(query)
+    shown = []
+    for hit in hits:
+        record = records.get(hit.key) or {}
+        source = record.get("source_code")
+        start = hit.line_start if hit.line_start is not None else int(record.get("line_start") or 1)
+        lines = snippet(str(source), start, terms) if isinstance(source, str) and source else ()
+        shown.append(replace(hit, snippet=lines))
+    return shown
+
+
+def _missing_name_warnings(
+    stores: IndexStores | PostgresStores, query: str, names: Callable[[], NameIndex]
+) -> tuple[str, ...]:
+    """`no unit named …; closest: …` for a query that is one name (a symbol) no unit has."""
+    from woods.retrieval.query_analysis import analyze
+
+    analysis = analyze(query)
+    if not analysis.is_symbol or not analysis.names:
+        return ()
+    if stores.metadata.find_by_name(analysis.names[0], limit=1):
+        return ()  # the common case, answered without loading resolve's name index
+    from woods.resolve import missing_name_warning
+
+    warning = missing_name_warning(stores, analysis.names[0], names)
+    return () if warning is None else (warning,)
+
+
+def _check_unit_types(stores: IndexStores | PostgresStores, types: Sequence[str] | None) -> None:
+    """InputError naming the valid types when a requested unit type is unknown to woods and absent
+    from this index (a type woods knows but the index lacks is a legitimate empty answer)."""
+    from woods.retrieval.retriever import KNOWN_UNIT_TYPES
+
+    present = stores.metadata.type_counts()
+    for unit_type in types or ():
+        if unit_type not in KNOWN_UNIT_TYPES and unit_type not in present:
+            from woods.suggest import unknown_type_message
+
+            raise InputError(unknown_type_message(unit_type, present))
+
+
+def _filtered_contents(
+    stores: IndexStores | PostgresStores, files: FileFilter, changes: Changes, names: NameIndex
+) -> tuple[Changes, dict[str, int], dict[str, int], dict[str, Any]]:
+    """What `status` shows under a file filter: the changes, units by type and files by language
+    of the selected files, and the filter with how many files and units it selected."""
+    from woods.freshness import Changes as ChangesType
+
+    rows = stores.metadata.files()
+    language_of = {row.path: row.language for row in rows}
+    chosen = {row.path for row in rows if files.matches(row.path, row.language)}
+    by_language: dict[str, int] = {}
+    for row in rows:
+        if row.path in chosen:
+            by_language[row.language] = by_language.get(row.language, 0) + 1
+    by_type: dict[str, int] = {}
+    units = 0
+    for entries in names.by_identifier.values():
+        for entry in entries:
+            if entry.file_path in chosen:
+                by_type[entry.type] = by_type.get(entry.type, 0) + 1
+                units += 1
+
+    def keep(paths: Sequence[str]) -> list[str]:
+        return [p for p in paths if files.matches(p, language_of.get(p))]
+
+    narrowed = ChangesType(keep(changes.changed), keep(changes.added), keep(changes.deleted), changes.root_missing)
+    selected = {**files.to_dict(), "files": len(chosen), "units": units}
+    return narrowed, dict(sorted(by_type.items())), dict(sorted(by_language.items())), selected
+
+
+# Enclosing units climbed to find a unit's first-line indentation (Ruby module > class > method …).
+MAX_INDENT_PARENTS = 8
+
+
+def _indent_in_parents(metadata: SQLiteMetadataStore | PostgresMetadataStore, unit: UnitRecord) -> str | None:
+    """The indentation of `unit`'s first line in its file, read from the text of the nearest
+    enclosing unit that holds that line after its own first line; None when none does."""
+    first = (unit.source_code or "").split("\n", 1)[0].strip()
+    parent, start = unit.parent, unit.line_start
+    for _level in range(MAX_INDENT_PARENTS):
+        if not parent or start is None:
+            return None
+        holders = [r for r in metadata.find_by_identifier(parent)
+                   if r.get("file_path") == unit.file_path and int(r.get("line_start") or 0) <= start]
+        if not holders:
+            return None
+        holder = max(holders, key=lambda r: (int(r.get("line_start") or 0), str(r["id"])))
+        offset = start - int(holder.get("line_start") or 0)
+        lines = str(holder.get("source_code") or "").split("\n")
+        if 0 < offset < len(lines) and lines[offset].strip().startswith(first[:40]):
+            line = lines[offset]
+            return line[: len(line) - len(line.lstrip())]
+        parent = holder.get("parent")
+    return None
 
 
 # -- the index -----------------------------------------------------------------------------------
@@ -1081,6 +1252,8 @@ class Index:
         mode: str | None = None,
         budget: int = DEFAULT_CONTEXT_BUDGET,
         profile: str | None = None,
+        globs: Sequence[str] | None = None,
+        langs: Sequence[str] | None = None,
         read_as: str = "auto",
     ) -> SearchResult:
         """Ranked units for `query` (best first), with how they were found and the assembled context.
@@ -1088,12 +1261,20 @@ class Index:
         `strategy` forces one of vector, keyword, graph, direct, hybrid (None or "auto" classifies
         the query); `types` keeps only those unit types, `exclude_types` drops some;
         `path_prefixes` keeps units under those repository-relative paths (whole segments);
+        `globs` keeps units of files matching gitignore-style patterns (`!` excludes) and `langs`
+        of those languages (names or extensions: `python`, `py`; `woods.filters`);
         `mode` is semantic or lexical (the lexical index alone, no model; default: the index's
-        mode); `budget` sizes the assembled context in tokens (the ranked list does not depend on
-        it); `profile` is the ranking profile, `code` or `ruby` (default: the index handle's).
-        `read_as` is `auto` (a pasted stack trace, log or bug report is localised — `localize` —
-        when no strategy, filter or Ruby profile is asked for; a question is searched), `query`
-        or `issue` (forced; filters and the strategy are then not applied, with a warning).
+        mode); `budget` sizes the assembled context in tokens; the context holds the first `limit`
+        ranked units at most, so `sources` never names a unit `results` lacks; `profile` is the
+        ranking profile, `code` or `ruby` (default: the index handle's). `globs` / `langs` keep
+        units of the files they select. `read_as` is `auto` (a pasted stack trace, log or bug
+        report is localised — `localize` — when no strategy, filter or Ruby profile is asked for; a
+        question is searched), `query` or `issue` (forced; filters and the strategy are then not
+        applied, with a warning).
+
+        Each hit carries its best-matching lines (`snippet`). A query that is one name no unit is
+        named (`zorblaxQuuxHandler`, `make_reponse`) says so first in `warnings`, with the
+        closest names of the index.
         """
         from woods.freshness import root_moved_warning, stale_files, stale_warning
 
@@ -1101,13 +1282,14 @@ class Index:
         budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
         if read_as not in READ_AS:
             raise InputError(f"read_as must be one of {', '.join(READ_AS)}, got {read_as!r}")
-        plain = strategy in (None, "auto") and not (types or exclude_types or path_prefixes) and (
+        plain = strategy in (None, "auto") and not (types or exclude_types or path_prefixes or globs or langs) and (
             (profile or self.profile) == "code"
         )
         if read_as == "issue" or (read_as == "auto" and plain and _looks_like_issue(query)):
             ignored = () if plain else ("an issue text is localised as a whole: the strategy, filters and profile "
                                         "given were not applied",)
             return self._localized_search(query, limit=limit, budget=budget, mode=mode, warnings=ignored)
+        files = _file_filter(globs, langs)
         with self._use() as gen:
             result = gen.retrieve(
                 query,
@@ -1119,10 +1301,14 @@ class Index:
                 path_prefixes=path_prefixes,
                 budget=budget,
                 profile=profile,
+                files=files,
+                context_limit=limit,
             )
             hits = [_with_repo(gen.stores, SearchHit.from_entry(entry)) for entry in result.candidates]
+            hits = _with_snippets(gen.stores.metadata, query, hits)
             stale = stale_files(gen.stores, gen.root, (h.file_path for h in hits if h.file_path))
             moved = root_moved_warning(gen.root, gen.stores.manifest.root)
+            named = _missing_name_warnings(gen.stores, query, gen.names)
         return SearchResult(
             query=str(query),
             hits=tuple(replace(h, stale=True) if h.file_path in stale else h for h in hits),
@@ -1135,7 +1321,7 @@ class Index:
             classification=result.classification,
             type_rank_context=result.type_rank_context,
             applied_scope=result.applied_scope,
-            warnings=(*result.warnings, *moved, *stale_warning(stale)),
+            warnings=(*named, *result.warnings, *moved, *stale_warning(stale)),
             trace=result.trace,
             result=result,
         )
@@ -1199,11 +1385,17 @@ class Index:
         exclude_types: Sequence[str] | None = None,
         *,
         profile: str | None = None,
+        globs: Sequence[str] | None = None,
+        langs: Sequence[str] | None = None,
     ) -> Retrieval:
-        """The assembled, token-budgeted context for `query` (what `codebase_retrieve` returns)."""
+        """The assembled, token-budgeted context for `query` (what `codebase_retrieve` returns);
+        `globs` and `langs` keep the files they select, as in `search`."""
         budget = _validate_positive("budget", budget, MAX_CONTEXT_BUDGET)
+        files = _file_filter(globs, langs)
         with self._use() as gen:
-            result = gen.retrieve(query, budget=budget, types=types, exclude_types=exclude_types, profile=profile)
+            result = gen.retrieve(
+                query, budget=budget, types=types, exclude_types=exclude_types, profile=profile, files=files
+            )
         return Retrieval(
             query=str(query),
             context=result.context,
@@ -1289,6 +1481,8 @@ class Index:
         nothing is stored under that exact name."""
         _validate_identifier(identifier)
         with self._use() as gen:
+            if type is not None:
+                _check_unit_types(gen.stores, [type])
             records = _records_named(gen.stores.metadata, identifier)
         if type is not None:
             records = [r for r in records if r.get("type") == type]
@@ -1317,6 +1511,7 @@ class Index:
         kinds = _validate_via(via)
         wanted = _validate_names("types", types)
         with self._use() as gen:
+            _check_unit_types(gen.stores, wanted)
             metadata, graph = gen.stores.metadata, gen.stores.graph
             records = _records_named(metadata, identifier)
             node = str(records[0]["identifier"]) if records else public_identifier(identifier)
@@ -1365,6 +1560,53 @@ class Index:
         selected = [u for u in ranked if wanted is None or u.type in wanted]
         return selected if limit is None else selected[:limit]
 
+    def display_source(self, unit: UnitRecord) -> str | None:
+        """The unit's source for reading: the whole body dedented together. The stored text starts
+        at the unit's first token, so its first line lost its indentation; it is read back from
+        the enclosing unit's text (exact), else estimated (`woods.snippets.first_line_indent`)."""
+        from woods.snippets import dedent_unit
+
+        if unit.source_code is None:
+            return None
+        with self._use() as gen:
+            indent = _indent_in_parents(gen.stores.metadata, unit)
+        return dedent_unit(unit.source_code, indent)
+
+    def structure_diagram(self, *, top: int = DEFAULT_PAGERANK_LIMIT) -> Diagram:
+        """The repository's packages (or files, when they all fit) and the dependencies between
+        them, the `top` most central (PageRank) drawn (`woods.diagram.module_diagram`)."""
+        from woods.diagram import module_diagram
+
+        top = _validate_positive("top", top, MAX_LIST_LIMIT)
+        with self._use() as gen:
+            entries = [e for group in gen.names().by_identifier.values() for e in group]
+            pagerank = gen.stores.metadata.pagerank_scores()
+            edges = [(source_key, target_key) for source_key, _s, _t, target_key, _via in gen.stores.metadata.edges()]
+        return module_diagram(((e.key, e.identifier, e.file_path) for e in entries), pagerank, edges, top)
+
+    def walk_diagram(self, walk: GraphWalk, *, limit: int = DEFAULT_PAGERANK_LIMIT) -> Diagram:
+        """A graph walk (`traverse`) as a diagram: the start and its `limit - 1` nearest, most
+        central neighbours, with the edges among them (`woods.diagram.walk_diagram`)."""
+        from woods.diagram import walk_diagram
+
+        limit = _validate_positive("limit", limit, MAX_LIST_LIMIT)
+        nodes = [(n.identifier, n.depth, n.indexed) for n in walk.neighbors]
+        kinds = None if walk.via is None else {walk.via} if isinstance(walk.via, str) else set(walk.via)
+        depth_of = {walk.identifier: 0, **{n.identifier: n.depth for n in walk.neighbors}}
+        # An arrow one hop along the walk: how each node was reached (a dependency points away from
+        # the start, a dependent towards it), not every edge among the nodes.
+        step = 1 if walk.direction == "dependencies" else -1
+        with self._use() as gen:
+            pagerank = gen.stores.metadata.pagerank_scores()
+            edges = [
+                (source, target, via)
+                for source in sorted(depth_of)
+                for target, via in gen.stores.graph.edges_from(source)
+                if target in depth_of and depth_of[target] - depth_of[source] == step
+                and (kinds is None or via in kinds)
+            ]
+        return walk_diagram(walk.identifier, nodes, pagerank, edges, walk.direction, limit)
+
     # -- the index itself ------------------------------------------------------------------
     def structure(self, detail: str = "summary", *, top: int = DEFAULT_PAGERANK_LIMIT) -> Structure:
         """Counts by unit type, language and edge kind and the `top` units by PageRank;
@@ -1393,16 +1635,25 @@ class Index:
                 top_pagerank=gen.ranked_units()[:top],
             )
 
-    def status(self) -> Status:
-        """The index's identity and contents, and which repository files changed since it was built."""
+    def status(self, *, globs: Sequence[str] | None = None, langs: Sequence[str] | None = None) -> Status:
+        """The index's identity and contents, and which repository files changed since it was built.
+        `globs` / `langs` (as in `search`) narrow `units_by_type`, `files_by_language` and
+        `changes` to the files they select and add `filter` with what they selected."""
         from woods.freshness import changes_since_index, root_moved_warning
 
+        files = _file_filter(globs, langs)
         with self._use() as gen:
             stores = gen.stores
             manifest = stores.manifest
             skipped = manifest.data.get("skipped") or {}
             vectors = self._vector_state(gen)
             moved = root_moved_warning(gen.root, manifest.root)
+            changes = changes_since_index(stores, gen.root)
+            units_by_type = stores.metadata.type_counts()
+            files_by_language = stores.metadata.language_counts()
+            selected: dict[str, Any] | None = None
+            if files is not None:
+                changes, units_by_type, files_by_language, selected = _filtered_contents(stores, files, changes, gen.names())
             return Status(
                 vectors=vectors,
                 store=str(stores.store_dir),
@@ -1413,12 +1664,13 @@ class Index:
                 created_at=manifest.data.get("created_at"),
                 embedder=manifest.embedder,
                 counts=manifest.counts,
-                changes=changes_since_index(stores, gen.root),
+                changes=changes,
                 manifest=dict(manifest.data),
-                units_by_type=stores.metadata.type_counts(),
-                files_by_language=stores.metadata.language_counts(),
+                units_by_type=units_by_type,
+                files_by_language=files_by_language,
                 skipped={str(reason): int(count) for reason, count in sorted(skipped.items())},
                 repo=_repo_name(stores),
+                filter=selected,
             )
 
     def vector_state(self) -> dict[str, Any]:

@@ -42,14 +42,42 @@ JSON_SCHEMA_VERSION = 1
 # Kept under its old name for callers; the value (and why) lives in woods.limits.
 MAX_QUERY_BYTES = limits.MAX_QUERY_BYTES
 
-app = typer.Typer(
-    name="woods",
-    help="Index a repository with tree-sitter and search it: code retrieval for coding assistants.",
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+_APP_SETTINGS: dict[str, Any] = {
+    "name": "woods",
+    "help": "Index a repository with tree-sitter and search it: code retrieval for coding assistants.",
+    # `woods completion bash|zsh|fish` prints the script instead of typer's --install-completion,
+    # which guesses the shell and edits rc files.
+    "add_completion": False,
+    "no_args_is_help": True,
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,
+}
+app = typer.Typer(**_APP_SETTINGS)
+# The variable the completion scripts set when the shell asks `woods` for completions.
+COMPLETE_VAR = "_WOODS_COMPLETE"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from woods.version import __version__
+
+        sys.stdout.write(f"woods {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool | None, typer.Option(
+        "--version", "-V", is_eager=True, callback=_print_version, help="Print the woods version and exit.")] = None,
+) -> None:
+    """Index a repository with tree-sitter and search it: code retrieval for coding assistants.
+
+    \b
+    Examples:
+      woods index .                      index the repository here (writes ./.woods)
+      woods search "where are invoices charged"
+      woods resolve Billing::Invoice#charge
+    """
 
 
 class Strategy(StrEnum):
@@ -86,6 +114,24 @@ ProfileOpt = Annotated[
 class Detail(StrEnum):
     summary = "summary"
     full = "full"
+
+
+class Color(StrEnum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+class Format(StrEnum):
+    text = "text"
+    mermaid = "mermaid"
+    dot = "dot"
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
 
 
 # -- error handling ------------------------------------------------------------------------------
@@ -126,21 +172,26 @@ def _emit_json(payload: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps({"schema_version": JSON_SCHEMA_VERSION, **payload}, ensure_ascii=False) + "\n")
 
 
-def _store_dir(path: Path | None, store: str | None, repo: str | None = None) -> Path | str:
-    """The index a reading command opens: `--store` (a directory or a PostgreSQL URL), else
-    PATH/.woods."""
+def _store_dir(path: Path | None, store: str | None, repo: str | None = None, *, must_exist: bool = True) -> Path | str:
+    """The index a reading command opens: `--store` (a directory or a PostgreSQL URL), else the
+    nearest `.woods` at or above PATH (default: the working directory), up to the repository root
+    (`woods.locate`). Without one: IndexNotFoundError naming the directory to index, or
+    (`must_exist=False`, the MCP server, whose `reindex` builds it) PATH/.woods."""
+    from woods.locate import find_store, locate_store
     from woods.store.backend import is_server_url
     from woods.store.index import store_dir_for
 
     if path is not None and store is not None:
         raise InputError("pass either --path or --store, not both")
-    if path is not None and not path.exists():
-        raise InputError(f"path not found: {path}")
     if is_server_url(store):
         return str(store)
     if repo is not None:
         raise InputError("--repo selects a repository of a PostgreSQL store; pass --store postgresql://…")
-    return store_dir_for(path, Path(store) if store is not None else None)
+    if store is not None:
+        return Path(store)
+    if must_exist:
+        return locate_store(path)
+    return find_store(path) or store_dir_for(path, None)
 
 
 def _open_index(path: Path | None, store: str | None, repo: str | None = None, exact: bool = False) -> Index:
@@ -165,6 +216,21 @@ StoreOpt = Annotated[str | None, typer.Option(
 RepoOpt = Annotated[str | None, typer.Option(
     "--repo", help="Repository of a PostgreSQL store (default: all of them for search; the only one otherwise).")]
 TypesOpt = Annotated[list[str] | None, typer.Option("--type", help="Only units of this type (repeatable).")]
+GlobOpt = Annotated[list[str] | None, typer.Option(
+    "--glob", "-g", help="Only files matching this gitignore-style pattern; '!' excludes (repeatable).")]
+
+
+def _complete_language(incomplete: str) -> list[str]:
+    from woods.filters import known_languages
+
+    return [name for name in known_languages() if name.startswith(incomplete)]
+
+
+LangOpt = Annotated[list[str] | None, typer.Option(
+    "--lang", "-t", autocompletion=_complete_language,
+    help="Only files in this language: a name or an extension (python, py, ts, md …; repeatable).")]
+FormatOpt = Annotated[Format, typer.Option(
+    "--format", help="text, or a diagram: mermaid or dot (Graphviz), cut to the most central nodes.")]
 
 
 @app.command()
@@ -194,7 +260,15 @@ def index(
     The first generation is searchable within seconds, with woods's static vectors; with the
     contextual extra installed, MiniLM's vectors follow in a second phase. Incremental by default:
     unchanged files are not parsed again and unchanged code is not embedded again. The previous
-    index stays readable until the new one is published."""
+    index stays readable until the new one is published. The index is written to PATH/.woods (git
+    ignores it: woods writes .woods/.gitignore).
+
+    \b
+    Examples:
+      woods index                      index the working directory
+      woods index ~/src/flask --json   print the run's summary as JSON
+      woods index . --watch            re-index on every change until Ctrl-C
+    """
 
     def action() -> int:
         from woods.api import build_index
@@ -268,6 +342,8 @@ def _print_index_summary(summary: IndexSummary, elapsed: float) -> None:
     skipped = ", ".join(f"{k} {v}" for k, v in summary.skipped.items()) or "none"
     phases = ", ".join(f"{k} {v:.1f}s" for k, v in summary.seconds.items())
     err.write(f"indexed {summary.files} files ({langs})\n")
+    if not summary.files:  # nothing was parsed, so these say why (and nothing else is in them)
+        _warn(summary.warnings)
     err.write(f"units {summary.units} ({types})\n")
     if summary.up_to_date:
         mode = f"up to date: all {summary.files} files unchanged; kept generation {summary.generation}"
@@ -285,7 +361,7 @@ def _print_index_summary(summary: IndexSummary, elapsed: float) -> None:
         state = "vectors pending" if summary.vectors_pending else "vectors complete"
         resumed = f", {summary.resumed_vectors} resumed from an interrupted run" if summary.resumed_vectors else ""
         err.write(f"searchable after {summary.searchable_seconds:.1f}s; {state}{resumed}\n")
-    if summary.parse_failures or summary.warnings:
+    if summary.files and (summary.parse_failures or summary.warnings):  # with no file, printed above
         err.write(f"warnings: {len(summary.warnings)} (first: {summary.warnings[0] if summary.warnings else '-'})\n")
     err.write(f"time {elapsed:.1f}s ({phases}); index at {summary.store_dir}\n")
 
@@ -308,49 +384,76 @@ def search(
     exclude_types: Annotated[list[str] | None, typer.Option("--exclude-type", help="Drop this type (repeatable).")] = None,
     budget: Annotated[int, typer.Option("--budget", min=1, max=limits.MAX_CONTEXT_BUDGET,
                                         help="Token budget of the assembled context.")] = limits.DEFAULT_CONTEXT_BUDGET,
-    context: Annotated[bool, typer.Option("--context", help="Print the assembled context.")] = False,
+    context: Annotated[bool, typer.Option("--context", help="Print the assembled context of the results shown.")] = False,
     mode: Annotated[Mode, typer.Option("--mode", help="semantic (default) or lexical (the lexical index alone, no model).")] = Mode.semantic,
     path_prefixes: Annotated[list[str] | None, typer.Option("--path-prefix", help="Only files under this path (repeatable).")] = None,
+    globs: GlobOpt = None,
+    langs: LangOpt = None,
     profile: ProfileOpt = None,
     read_as: Annotated[ReadAs, typer.Option(
         "--as", help="auto (default: a pasted stack trace, log or bug report is localised), query or issue.",
     )] = ReadAs.auto,
+    color: Annotated[Color, typer.Option("--color", help="Colour: auto (on a terminal, unless NO_COLOR is set), always, never.")] = Color.auto,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Search the index: rank units for the query (code search by default) and assemble a context.
 
-    A pasted stack trace, failing test output or bug report is read as an issue: the files and
-    functions it points at come first, each with the evidence that matched (`--as` decides)."""
+    Each result is `path:line`, the unit, and the lines of it that match best, the query's words
+    highlighted on a terminal. A pasted stack trace, failing test output or bug report is read as
+    an issue: the files and functions it points at come first, each with the evidence that matched
+    (`--as` decides).
+
+    \b
+    Examples:
+      woods search "where are invoices charged"
+      woods search Invoice --lang rb --glob 'app/**' --glob '!app/views/'
+      woods search "retry a failed payment" --limit 3 --context --json
+    """
 
     def action() -> int:
         with _open_index(path, store, repo, exact) as opened:
             result = opened.search(
                 query, limit=limit, strategy=strategy.value, types=types, exclude_types=exclude_types,
                 path_prefixes=path_prefixes, mode=mode.value, budget=budget,
-                profile=profile.value if profile is not None else None, read_as=read_as.value,
+                profile=profile.value if profile is not None else None, globs=globs, langs=langs,
+                read_as=read_as.value,
             )
         if as_json:
             _emit_json(result.to_dict(context=context))
         else:
-            _print_results(result, context)
+            from woods.terminal import use_color
+
+            _print_results(result, context, use_color(color.value, sys.stdout, os.environ))
         return 0
 
     _run(debug, action)
 
 
-def _print_results(result: SearchResult, show_context: bool) -> None:
+def _print_results(result: SearchResult, show_context: bool, color: bool) -> None:
+    """rg-style: `path:line`, the unit, its score and strategies, then its best lines numbered as
+    in the file with the query's words highlighted; a blank line between results. Warnings come
+    first (on stderr), so "no unit named …" is read before the hits it qualifies."""
+    from woods.terminal import highlight, paint
+
+    _warn(list(result.warnings))
     out = sys.stdout
     if not result:
         out.write("no results\n")
-    for i, hit in enumerate(result, 1):
-        where = f"{hit.file_path}:{hit.line_start}-{hit.line_end}"
-        stale = "  STALE" if hit.stale else ""
+    for number, hit in enumerate(result):
+        if number and any(h.snippet for h in result):
+            out.write("\n")
+        where = f"{paint(hit.file_path or '?', 'path', color)}:{paint(str(hit.line or '?'), 'line', color)}"
         repo = f"{hit.repo}: " if hit.repo is not None else ""
-        out.write(f"{i:>2}. {repo}{hit.identifier}  [{hit.type}]  {where}  score {hit.score:.3f}  ({','.join(hit.sources)}){stale}\n")
+        stale = "  " + paint("STALE", "warn", color) if hit.stale else ""
+        facts = paint(f"score {hit.score:.3f} ({','.join(hit.sources)})", "dim", color)
+        out.write(f"{repo}{where}  {paint(hit.identifier, 'name', color)}  [{hit.type}]  {facts}{stale}\n")
         if hit.evidence:
-            out.write(f"      why: {'; '.join(hit.evidence[:3])}\n")
-    _warn(list(result.warnings))
+            out.write(f"  {paint('why:', 'dim', color)} {'; '.join(hit.evidence[:3])}\n")
+        width = max((len(str(line.line)) for line in hit.snippet), default=0)
+        for line in hit.snippet:
+            number_text = paint(str(line.line).rjust(width), "line", color)
+            out.write(f"{number_text}: {highlight(line.text, line.matches, color)}\n")
     sys.stderr.write(f"strategy {result.strategy}; {len(result)} results; {result.trace.elapsed_ms} ms\n")
     if show_context:
         out.write("\n" + result.context + "\n")
@@ -364,16 +467,25 @@ def status(
     path: PathOpt = None,
     store: StoreOpt = None,
     repo: RepoOpt = None,
+    globs: GlobOpt = None,
+    langs: LangOpt = None,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Show what the index holds and which files changed since it was built."""
+    """Show what the index holds and which files changed since it was built.
+
+    \b
+    Examples:
+      woods status                     the index found from here (walking up to the repository root)
+      woods status --lang py           only Python files: their units, languages and changes
+      woods status --json | jq .changes
+    """
 
     def action() -> int:
         from woods.indexing.resume import describe_vector_state
 
         with _open_index(path, store, repo) as opened:
-            current = opened.status()
+            current = opened.status(globs=globs, langs=langs)
         if as_json:
             _emit_json(current.to_dict())
             return 0
@@ -392,6 +504,10 @@ def status(
             f"edges {counts.get('edges')}\n"
         )
         out.write(describe_vector_state(current.vectors) + "\n")
+        if current.filter is not None:
+            chosen = current.filter
+            given = " ".join([*(f"--glob {g}" for g in chosen["globs"]), *(f"--lang {lang}" for lang in chosen["langs"])])
+            out.write(f"filter {given}: files {chosen['files']}, units {chosen['units']}\n")
         out.write("units by type: " + ", ".join(f"{k} {v}" for k, v in current.units_by_type.items()) + "\n")
         out.write("files by language: " + ", ".join(f"{k} {v}" for k, v in current.files_by_language.items()) + "\n")
         if current.skipped:
@@ -455,7 +571,16 @@ def resolve(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Turn a reference into exactly one unit, or say it is ambiguous (exit 3) — never a guess."""
+    """Turn a reference into exactly one unit, or say it is ambiguous (exit 3) — never a guess.
+
+    A name that matches nothing gets "did you mean" the nearest names of the index.
+
+    \b
+    Examples:
+      woods resolve Billing::Invoice#charge
+      woods resolve "the charge method of Invoice"
+      woods resolve app/models/billing/invoice.rb:25 --json
+    """
 
     def action() -> int:
         reference, requested_type = _resolve_request(ref, input_path, unit_type)
@@ -464,8 +589,10 @@ def resolve(
         if as_json:
             _emit_json(outcome.to_dict())
         else:
+            from woods.resolve import DID_YOU_MEAN
+
             sys.stdout.write(outcome.format_human().rstrip("\n") + "\n")
-            _warn(list(outcome.warnings))
+            _warn([w for w in outcome.warnings if not w.startswith(DID_YOU_MEAN)])  # shown above
         return outcome.exit_code
 
     _run(debug, action)
@@ -499,11 +626,19 @@ def lookup(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Show a unit: where it is, its metadata, dependencies and dependents (exit 3 when unknown)."""
+    """Show a unit: where it is, its metadata, dependencies and dependents (exit 3 when unknown).
+
+    \b
+    Examples:
+      woods lookup Billing::Invoice#charge
+      woods lookup Billing::Invoice --no-source
+      woods lookup Shared --type model --json
+    """
 
     def action() -> int:
         with _open_index(path, store, repo) as opened:
             units = opened.lookup_all(identifier, type=unit_type, include_source=include_source)
+            shown = [opened.display_source(unit) for unit in units] if not as_json else []
         if not units:
             return _not_found(identifier, as_json)
         if as_json:
@@ -511,7 +646,7 @@ def lookup(
                         "warnings": []})
             return 0
         out = sys.stdout
-        for unit in units:
+        for unit, source in zip(units, shown, strict=True):
             out.write(f"{unit.identifier}  [{unit.type}]  {unit.file_path}:{unit.line_start}-{unit.line_end}\n")
             if unit.signature:
                 out.write(f"  signature: {unit.signature}\n")
@@ -521,8 +656,8 @@ def lookup(
             out.write(f"  dependents: {dependents or '-'}\n")
             if unit.metadata:
                 out.write(f"  metadata: {json.dumps(unit.metadata, ensure_ascii=False, sort_keys=True)}\n")
-            if unit.source_code is not None:
-                out.write("\n" + unit.source_code.rstrip("\n") + "\n\n")
+            if source is not None:
+                out.write("\n" + source.rstrip("\n") + "\n\n")
         return 0
 
     _run(debug, action)
@@ -539,14 +674,19 @@ def _neighbor_json(neighbor: GraphNeighbor) -> dict[str, Any]:
 
 
 def _graph_command(identifier: str, path: Path | None, store: str | None, repo: str | None, depth: int,
-                   via: str | None, types: list[str] | None, direction: str, as_json: bool) -> int:
+                   via: str | None, types: list[str] | None, direction: str, as_json: bool,
+                   fmt: Format = Format.text) -> int:
     from woods.api import UnitNotFoundError
 
+    _check_format(fmt, as_json)
     with _open_index(path, store, repo) as opened:
         try:
             walk = opened.traverse(identifier, direction=direction, depth=depth, via=via, types=types)
         except UnitNotFoundError:
             return _not_found(identifier, as_json)
+        if fmt is not Format.text:
+            sys.stdout.write(opened.walk_diagram(walk).render(fmt.value))
+            return 0
     if as_json:
         payload = walk.to_dict()
         payload["results"] = [_neighbor_json(n) for n in walk.neighbors]
@@ -559,6 +699,11 @@ def _graph_command(identifier: str, path: Path | None, store: str | None, repo: 
         where = f"  {n.file_path}:{n.line_start}" if n.indexed else "  (not in the index)"
         out.write(f"{'  ' * (n.depth - 1)}{n.identifier}  via {n.via}{where}\n")
     return 0
+
+
+def _check_format(fmt: Format, as_json: bool) -> None:
+    if fmt is not Format.text and as_json:
+        raise InputError(f"--format {fmt.value} draws a diagram; drop --json (or --format)")
 
 
 DepthOpt = Annotated[int, typer.Option("--depth", min=1, max=limits.MAX_GRAPH_DEPTH, help="Hops to follow.")]
@@ -575,11 +720,21 @@ def deps(
     depth: DepthOpt = limits.DEFAULT_GRAPH_DEPTH,
     via: ViaOpt = None,
     types: GraphTypesOpt = None,
+    fmt: FormatOpt = Format.text,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """What a unit depends on (breadth-first up to --depth)."""
-    _run(debug, lambda: _graph_command(identifier, path, store, repo, depth, via, types, "dependencies", as_json))
+    """What a unit depends on (breadth-first up to --depth).
+
+    --format mermaid|dot draws the unit and its nearest, most central neighbours.
+
+    \b
+    Examples:
+      woods deps Billing::Invoice
+      woods deps Billing::Invoice --depth 2 --via calls
+      woods deps Billing::Invoice --format mermaid > invoice.mmd
+    """
+    _run(debug, lambda: _graph_command(identifier, path, store, repo, depth, via, types, "dependencies", as_json, fmt))
 
 
 @app.command()
@@ -591,11 +746,21 @@ def dependents(
     depth: DepthOpt = limits.DEFAULT_GRAPH_DEPTH,
     via: ViaOpt = None,
     types: GraphTypesOpt = None,
+    fmt: FormatOpt = Format.text,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """What depends on a unit (breadth-first up to --depth)."""
-    _run(debug, lambda: _graph_command(identifier, path, store, repo, depth, via, types, "dependents", as_json))
+    """What depends on a unit (breadth-first up to --depth).
+
+    --format mermaid|dot draws the unit and its nearest, most central neighbours.
+
+    \b
+    Examples:
+      woods dependents Billing::Invoice
+      woods dependents ApplicationRecord --type model
+      woods dependents Payment --depth 2 --format dot | dot -Tsvg > payment.svg
+    """
+    _run(debug, lambda: _graph_command(identifier, path, store, repo, depth, via, types, "dependents", as_json, fmt))
 
 
 @app.command()
@@ -607,13 +772,28 @@ def structure(
         limits.DEFAULT_PAGERANK_LIMIT
     ),
     detail: Annotated[Detail, typer.Option("--detail", help="summary, or full: also every indexed file.")] = Detail.summary,
+    fmt: FormatOpt = Format.text,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """The shape of the codebase: units by type, edges by kind, files by language, top PageRank."""
+    """The shape of the codebase: units by type, edges by kind, files by language, top PageRank.
+
+    --format mermaid|dot draws the repository's packages (or files) and the dependencies between
+    them instead, the --top most central.
+
+    \b
+    Examples:
+      woods structure
+      woods structure --detail full --json
+      woods structure --format mermaid --top 12
+    """
 
     def action() -> int:
+        _check_format(fmt, as_json)
         with _open_index(path, store, repo) as opened:
+            if fmt is not Format.text:
+                sys.stdout.write(opened.structure_diagram(top=top).render(fmt.value))
+                return 0
             shape = opened.structure(detail=detail.value, top=top)
         if as_json:
             _emit_json({**shape.to_dict(), "warnings": []})
@@ -639,14 +819,26 @@ def structure(
 
 @app.command()
 def mcp(path: PathOpt = None, store: StoreOpt = None, repo: RepoOpt = None, debug: DebugOpt = False) -> None:
-    """Serve the index to coding assistants over MCP (stdio); keeps the index and model warm."""
+    """Serve the index to coding assistants over MCP (stdio); keeps the index and model warm.
+
+    Without an index yet, the reindex tool builds one of --path.
+
+    \b
+    Examples:
+      woods mcp --path /abs/path/to/repo
+      claude mcp add woods -- woods mcp --path /abs/path/to/repo
+      woods mcp --store /srv/indexes/app/.woods
+    """
 
     def action() -> int:
         from woods.entrypoint import contextual_factory_from_environment, provider_factory_from_environment
         from woods.mcp_server import serve
 
-        serve(_store_dir(path, store, repo), root=None if store else (path or Path.cwd()).resolve(),
-              provider_factory=provider_factory_from_environment(),
+        where = _store_dir(path, store, repo, must_exist=False)
+        # The repository is the found index's directory (walking up from a subdirectory), so
+        # `reindex` rebuilds that repository and not the subdirectory.
+        root = None if store else (where.parent if isinstance(where, Path) else (path or Path.cwd()).resolve())
+        serve(where, root=root, provider_factory=provider_factory_from_environment(),
               contextual_factory=contextual_factory_from_environment(None), repo=repo)
         return 0
 
@@ -671,7 +863,14 @@ def evaluate(
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Evaluate retrieval quality on a query set (precision@k, recall, MRR, completeness)."""
+    """Evaluate retrieval quality on a query set (precision@k, recall, MRR, completeness).
+
+    \b
+    Examples:
+      woods evaluate queries.json
+      woods evaluate queries.json --budget 4000 --json
+      woods evaluate corpus.json --corpus corpus.json --vectors vectors.json
+    """
 
     def action() -> int:
         from woods.evaluate.runner import format_report, run_evaluation
@@ -698,6 +897,62 @@ def evaluate(
     _run(debug, action)
 
 
+# -- version, completion ------------------------------------------------------------------------
+
+
+@app.command()
+def version(as_json: JsonOpt = False) -> None:
+    """Print the woods version (also `woods --version`, `woods -V`).
+
+    \b
+    Examples:
+      woods version
+      woods --version
+      woods version --json
+    """
+    from woods.version import __version__
+
+    if as_json:
+        _emit_json({"version": __version__, "warnings": []})
+    else:
+        sys.stdout.write(f"woods {__version__}\n")
+
+
+@app.command()
+def completion(shell: Annotated[Shell, typer.Argument(help="bash, zsh or fish.")]) -> None:
+    """Print the shell completion script for bash, zsh or fish (works offline: the script asks
+    `woods` itself for the commands, options and values).
+
+    \b
+    Examples:
+      eval "$(woods completion bash)"                       in ~/.bashrc
+      woods completion zsh > "${fpath[1]}/_woods"            then restart zsh
+      woods completion fish > ~/.config/fish/completions/woods.fish
+    """
+    from typer._completion_shared import get_completion_script
+
+    sys.stdout.write(get_completion_script(prog_name="woods", complete_var=COMPLETE_VAR, shell=shell.value) + "\n")
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app with only the command `args` name, when they name one.
+
+    Why: typer turns every registered command into a click command — options, types, defaults,
+    help — before it parses anything (about 1 ms of a cold run per command); a run uses one. The
+    root's own options (`--version`, `--help`) take no value, so the first argument that is not an
+    option is the command. Anything else (no command, a typo, shell completion) gets the whole app,
+    so `woods --help`, "No such command" and completion are unchanged."""
+    name = next((arg for arg in args if not arg.startswith("-")), None)
+    chosen = [c for c in app.registered_commands
+              if c.callback is not None and (c.name or c.callback.__name__.replace("_", "-")) == name]
+    if len(chosen) != 1:
+        return app
+    single = typer.Typer(**_APP_SETTINGS)
+    single.registered_callback = app.registered_callback
+    single.registered_commands = chosen
+    return single
+
+
 def main() -> None:
     """Console entry point: usage errors become one stderr line and exit 2.
 
@@ -707,8 +962,15 @@ def main() -> None:
     from woods.entrypoint import configure_process
 
     configure_process()
+    runnable = app
+    if COMPLETE_VAR in os.environ:  # the shell asks for completions (`woods completion SHELL`)
+        from typer._completion_classes import completion_init
+
+        completion_init()
+    else:
+        runnable = _app_for(sys.argv[1:])
     try:
-        app(standalone_mode=False)
+        runnable(standalone_mode=False, prog_name="woods")
     except (typer.Exit, typer.Abort) as exc:
         if isinstance(exc, typer.Abort):
             sys.stderr.write("woods: interrupted\n")

@@ -108,6 +108,10 @@ ALWAYS_SKIPPED_DIRS: tuple[str, ...] = (
     ".vscode",  # VS Code settings
 )
 
+# woods' own output: never entered and, unlike the directories above, not counted as skipped — a
+# report of what a repository holds should not list the index woods wrote into it.
+UNCOUNTED_DIRS: frozenset[str] = frozenset({".woods"})
+
 # A directory holding this file is a Python virtualenv (covers `env`, `.env`, `py311` ...); the root
 # itself is exempt so that pointing woods at a venv on purpose still works.
 VIRTUALENV_MARKER = "pyvenv.cfg"
@@ -551,6 +555,8 @@ class _Walker:
 
     def enter_real_dir(self, entry: os.DirEntry[str], name: str, rel: str,
                        layers: tuple[_IgnoreLayer, ...], via_link: bool) -> _Frame | None:
+        if name in UNCOUNTED_DIRS and name in self.skip_names:
+            return None
         if self.is_skipped_dir(name, rel):
             self.skip(IGNORED_DIR, rel)
             return None
@@ -676,6 +682,8 @@ class _Walker:
             self.consider_file(link.abs_path, rel, link.layers, st, via_link=True)
             return
         name = rel.rsplit("/", 1)[-1]
+        if name in UNCOUNTED_DIRS and name in self.skip_names:
+            return
         if self.is_skipped_dir(name, rel):
             self.skip(IGNORED_DIR, rel)
             return

@@ -200,6 +200,9 @@ class ToolSpec:
 _TYPES = Param("types", "string_list", "Only units of these types (e.g. method, model, class).")
 _EXCLUDE_TYPES = Param("exclude_types", "string_list", "Drop units of these types (test_mapping is always dropped).")
 _IDENT = Param("identifier", "string", "A unit identifier (e.g. Billing::Invoice#charge) or storage key.", required=True)
+_GLOBS = Param("globs", "string_list",
+               "Only files matching these gitignore-style patterns (e.g. src/**/*.py); a leading ! excludes.")
+_LANGS = Param("langs", "string_list", "Only files in these languages: names or extensions (python, py, ts, md …).")
 _GRAPH_PARAMS = (
     _IDENT,
     Param("depth", "integer", "Hops to follow.", default=limits.MCP_DEFAULT_GRAPH_DEPTH, minimum=1,
@@ -223,6 +226,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                   minimum=1, maximum=limits.MAX_CONTEXT_BUDGET),
             _TYPES,
             _EXCLUDE_TYPES,
+            _GLOBS,
+            _LANGS,
         ),
         unsupported={"limit": "the context is sized by `budget` (tokens); use the `search` tool for a ranked list"},
     ),
@@ -242,6 +247,8 @@ TOOLS: tuple[ToolSpec, ...] = (
                   default="semantic", enum=MODES),
             Param("profile", "string", "Ranking: code (woods' code search) or ruby (the Ruby gem woods 2.0's pipeline).",
                   default=limits.DEFAULT_PROFILE, enum=limits.PROFILES),
+            _GLOBS,
+            _LANGS,
             Param("as", "string", "auto (a pasted stack trace, log or bug report is localised, as the localize "
                   "tool does), query or issue.", default="auto", enum=("auto", "query", "issue")),
         ),
@@ -302,7 +309,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             _TYPES,
         ),
     ),
-    ToolSpec("woods_status", "The index's identity, freshness (files changed since indexing) and session state."),
+    ToolSpec("woods_status", "The index's identity, freshness (files changed since indexing) and session state; "
+             "globs / langs narrow the counts and changes to those files.", (_GLOBS, _LANGS)),
     ToolSpec(
         "reindex",
         "Re-index the repository incrementally (only changed files are parsed, only new code is embedded) "
@@ -445,9 +453,12 @@ class WoodsTools:
 
     # -- handlers (each returns (text, structured payload)) --------------------------------
     def _tool_codebase_retrieve(
-        self, query: str, budget: int, types: list[str] | None, exclude_types: list[str] | None
+        self, query: str, budget: int, types: list[str] | None, exclude_types: list[str] | None,
+        globs: list[str] | None = None, langs: list[str] | None = None,
     ) -> tuple[str, dict[str, Any]]:
-        retrieval = self.index().retrieve(query, budget=budget, types=types, exclude_types=exclude_types)
+        retrieval = self.index().retrieve(
+            query, budget=budget, types=types, exclude_types=exclude_types, globs=globs, langs=langs
+        )
         if retrieval.stale:
             raise ToolError(
                 "stale_index",
@@ -466,13 +477,16 @@ class WoodsTools:
         path_prefixes: list[str] | None,
         mode: str,
         profile: str,
+        globs: list[str] | None = None,
+        langs: list[str] | None = None,
         **options: Any,
     ) -> tuple[str, dict[str, Any]]:
         # The default budget, as `woods search` uses: the ranked list does not depend on it, but
         # `applied_scope.returned_units` counts the units the context holds.
         result = self.index().search(
             query, limit=limit, strategy=strategy, types=types, exclude_types=exclude_types,
-            path_prefixes=path_prefixes, mode=mode, profile=profile, read_as=str(options.get("as") or "auto"),
+            path_prefixes=path_prefixes, mode=mode, profile=profile, globs=globs, langs=langs,
+            read_as=str(options.get("as") or "auto"),
         )
         self.recent.remember(h.key for h in result)
         full = result.to_dict(context=False)
@@ -557,7 +571,9 @@ class WoodsTools:
         payload = {"total_nodes": len(everything), "results": [u.to_dict() for u in everything[:limit]]}
         return _json(payload), payload
 
-    def _tool_woods_status(self) -> tuple[str, dict[str, Any]]:
+    def _tool_woods_status(
+        self, globs: list[str] | None = None, langs: list[str] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         index = self._try_open()
         session = {"recent_units": len(self.recent), "recent_capacity": RECENT_RING_SIZE}
         if index is None:
@@ -569,7 +585,7 @@ class WoodsTools:
                 "session": session,
             }
         else:
-            payload = {"degraded": False, **index.status().to_dict(), "session": session}
+            payload = {"degraded": False, **index.status(globs=globs, langs=langs).to_dict(), "session": session}
         return _json(payload), payload
 
     def _tool_reindex(self, changed_files: list[str] | None) -> tuple[str, dict[str, Any]]:

@@ -13,7 +13,10 @@ Stages, in order; the first that decides returns:
    top-level unit) or an 8+ hex prefix of a unit's stable id. A passthrough-*shaped* reference
    that names nothing is `not_found`; it never falls through to the fuzzy stages — except a bare
    document-kind file name (`response.json`, `self.cfg`), which is as likely a member spelling.
-1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids.
+1b. recent (0.95 exact name, 0.7 substring) — only when the caller passes recently seen unit ids,
+   and only among equals: when a name stage below finds several definitions, the one the session
+   saw resolves (several seen are listed first); when no name matches, the recent ids are tried
+   by name and substring. Session memory never hides a definition the name matches.
 2. exact (0.98) — the identifier, case-sensitive, in any language's member spelling
    (`Foo#bar`, `Foo.bar`, `Foo::bar`; an Elixir `Mod.fun` names `Mod.fun/2`).
 3. normalized (0.9) — case-, `_`/`-`- and camel-case-insensitive, full name first, then a
@@ -39,6 +42,11 @@ Whatever the name stage, two rules run before a match is called ambiguous:
   (`woods.paths`, the rules ranking uses; Rust `mod tests` too) and the reference does not ask for
   tests, it resolves to that one with confidence at most 0.8 and lists the others as `alternatives`.
 
+Two more rules: a resolved Python `@overload` stub yields to the one implementation of its name
+in its file (the stubs become `alternatives`); and a one-token name that matches nothing gets
+`suggestions`, the units whose names are nearest by edit distance ("did you mean", `woods.suggest`)
+— next to whatever the search stage answered, never in place of it.
+
 Guarantees: read-only (only reads through the stores); deterministic (every candidate list is
 sorted by score desc, then identifier, type, file, line); at most `MAX_CANDIDATES` candidates;
 bad input raises `InputError` before any lookup.
@@ -53,16 +61,16 @@ import re
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
 from woods import limits
 from woods.errors import InputError
-from woods.extract import is_document, language_for
 from woods.paths import EXAMPLE, FIXTURE, TEST, identifier_roles, path_roles, roles_asked_for
 from woods.resolve_parse import ContainerKind, StructuredRef, kind_types, parse_reference
 from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
+from woods.suggest import MAX_SUGGESTIONS, closest, unknown_type_message
 
 # The bounds every interface shares live in woods.limits (rationale there).
 MAX_REF_BYTES = limits.MAX_REF_BYTES
@@ -187,6 +195,8 @@ class ResolveOutcome:
     # which checks freshness; `resolve` itself never touches the repository).
     stale: bool = False
     alternatives: tuple[Candidate, ...] = ()
+    # Units whose names are nearest (edit distance) to a name that matched nothing: "did you mean".
+    suggestions: tuple[Candidate, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -202,6 +212,8 @@ class ResolveOutcome:
         data["candidates"] = [c.to_dict() for c in self.candidates]
         if self.alternatives:  # additive: schema_version 1 readers that ignore unknown keys keep working
             data["alternatives"] = [c.to_dict() for c in self.alternatives]
+        if self.suggestions:  # additive, like `alternatives`
+            data["suggestions"] = [c.to_dict() for c in self.suggestions]
         data["warnings"] = list(self.warnings)
         if self.stale:
             data["stale"] = True
@@ -209,6 +221,9 @@ class ResolveOutcome:
 
     def format_human(self) -> str:
         lines: list[str] = []
+        for number, cand in enumerate(self.suggestions):
+            lead = "did you mean" if number == 0 else "          or"
+            lines.append(f"{lead}: {cand.identifier} ({cand.type})  {cand.file_path}:{cand.line_start}")
         if self.status is ResolveStatus.RESOLVED:
             line = f"{self.identifier} ({self.type})  {self.file_path}:{self.line_start}"
             if self.method is ResolveMethod.SEARCH:
@@ -217,13 +232,14 @@ class ResolveOutcome:
             for alt in self.alternatives:
                 lines.append(f"  also: {alt.identifier} ({alt.type})  {alt.file_path}:{alt.line_start}")
         elif self.status is ResolveStatus.AMBIGUOUS:
-            lines.append(f"ambiguous reference: {len(self.candidates)} candidates ({self.method.value})")
+            count = len(self.candidates)
+            lines.append(f"ambiguous reference: {count} candidate{'' if count == 1 else 's'} ({self.method.value})")
             for number, cand in enumerate(self.candidates, 1):
                 lines.append(f"  {number}. {cand.identifier} ({cand.type})  {cand.file_path}:{cand.line_start}")
             lines.append(f"hint: {NARROW_HINT}")
         else:
             lines.append(f"not found: no unit matches this reference ({self.method.value})")
-        lines.extend(f"warning: {w}" for w in self.warnings)
+        lines.extend(f"warning: {w}" for w in self.warnings if not w.startswith(DID_YOU_MEAN))
         return "\n".join(lines)
 
 
@@ -378,6 +394,11 @@ class NameIndex:
         return cls(index.by_identifier, index.by_last, index.files, time.perf_counter() - started)
 
 
+def name_index_for(stores: Any) -> NameIndex:
+    """The name index of `stores`, built now (a warm handle keeps one per generation: `Index`)."""
+    return NameIndex.from_metadata(stores.metadata)
+
+
 # -- validation -----------------------------------------------------------------------------------
 
 
@@ -406,8 +427,7 @@ def _validate_type(metadata: Any, unit_type: object) -> str | None:
         raise InputError(f"--type must be a unit type name, got {unit_type!r}")
     present = metadata.type_counts()
     if unit_type not in present:
-        listed = ", ".join(sorted(present)) or "none"
-        raise InputError(f"unknown unit type {unit_type!r} for this index (types present: {listed})")
+        raise InputError(unknown_type_message(unit_type, present))
     return unit_type
 
 
@@ -600,6 +620,8 @@ def looks_like_path(text: str) -> bool:
     Whitespace rules it out: `explain user.rb` is a question for search, not a path."""
     if "#" in text or any(c.isspace() for c in text):
         return False
+    from woods.extract import language_for  # the extractors' table, loaded by the first path-shaped ref
+
     return language_for(text) is not None
 
 
@@ -701,6 +723,8 @@ def _passthrough(ctx: _Context, text: str) -> ResolveOutcome | None:
         return _path_stage(ctx, match["path"], int(match["line"]))
     if looks_like_path(text):
         outcome = _path_stage(ctx, text, None)
+        from woods.extract import is_document, language_for
+
         if outcome.status is ResolveStatus.NOT_FOUND and is_document(language_for(text) or ""):
             return None  # `response.json`, `self.cfg`: as likely a member as a file that is not there
         return outcome
@@ -1084,21 +1108,160 @@ def resolve(
     ctx = _Context(stores, _validate_type(stores.metadata, type), text, names)
     outcome = _passthrough(ctx, text)
     if outcome is not None:
-        return outcome
-    stages: list[Callable[[], ResolveOutcome | None]] = []
-    if recent_ids:
-        stages.append(lambda: _recent_stage(ctx, text, recent_ids))
+        names_a_unit = not (_PATH_LINE.match(text) or looks_like_path(text))
+        return _implementation_of_stub(ctx, outcome) if names_a_unit else outcome
     phrase = parse_reference(text)
     if phrase is not None:
-        stages.append(lambda: _phrase_stage(ctx, phrase))
+        named = _phrase_stage(ctx, phrase)
     else:
-        stages.append(lambda: _exact_stage(ctx, text))
-        stages.append(lambda: _normalized_stage(ctx, text))
-    for stage in stages:
-        outcome = stage()
+        named = _exact_stage(ctx, text)
+        if named is None:
+            named = _normalized_stage(ctx, text)
+    if named is not None:
+        # Session memory picks among equals only: it never hides a definition the name matches.
+        if recent_ids and named.status is ResolveStatus.AMBIGUOUS:
+            named = _prefer_recent(ctx, named, recent_ids)
+        return _implementation_of_stub(ctx, named)
+    if recent_ids:  # no name matched: "that charge method" may still be one the session saw
+        outcome = _recent_stage(ctx, text, recent_ids)
         if outcome is not None:
             return outcome
-    return _search_stage(ctx, text, searcher, count, strict)
+    outcome = _search_stage(ctx, text, searcher, count, strict)
+    return _with_suggestions(ctx, text, outcome) if phrase is None else outcome
+
+
+# -- what a name that matched nothing probably meant ----------------------------------------------
+
+DID_YOU_MEAN = "did_you_mean:"
+# Suggested units per resolve (the nearest names' definitions, nearest first).
+MAX_SUGGESTED_UNITS = 5
+
+
+def near_names(names: NameIndex, name: str, limit: int = MAX_SUGGESTIONS) -> tuple[bool, list[list[NameEntry]]]:
+    """(defined, closest): whether a unit's last segment is `name` up to case, `_`/`-`, camel case
+    and arity (`make_response`, `makeResponse`, `send_resp/3`); when none is, the units of the
+    `limit` names nearest to it by edit distance (`woods.suggest`), nearest name first, each
+    name's units by (file, line, identifier)."""
+    wanted = normalized_segments(name)[-1:]
+    if not wanted:
+        return False, []
+    if wanted[0] in names.by_last:
+        return True, []
+    groups = []
+    for key in closest(wanted[0], names.by_last, limit):
+        entries = sorted(names.by_last[key], key=lambda e: (e.file_path, e.line_start, e.identifier, e.type, e.key))
+        groups.append(entries)
+    return False, groups
+
+
+def display_name(entry: NameEntry) -> str:
+    """The last segment of the entry's identifier as spelled (`make_response`)."""
+    segments = plain_segments(entry.identifier)
+    return segments[-1] if segments else entry.identifier
+
+
+def missing_name_warning(stores: Any, name: str, names: Callable[[], NameIndex] | None = None) -> str | None:
+    """`no unit named 'X'; closest: a, b` when no unit is named `name` (see `near_names`), else
+    None. The exact spelling is looked up first, so the name index is asked for only on a miss
+    (`names`: the caller's, e.g. a warm handle's per-generation one; else built here)."""
+    find_by_name = getattr(stores.metadata, "find_by_name", None)
+    if callable(find_by_name) and find_by_name(name, limit=1):
+        return None
+    defined, groups = near_names(names() if names is not None else name_index_for(stores), name)
+    if defined:
+        return None
+    shown = list(dict.fromkeys(display_name(entries[0]) for entries in groups if entries))
+    if not shown:
+        return f"no unit named {name!r}, and no name close to it"
+    return f"no unit named {name!r}; closest: {', '.join(shown)}"
+
+
+def _is_name_shaped(text: str) -> bool:
+    """One token that is not a path: what a misspelt name looks like."""
+    return bool(text) and not any(c.isspace() for c in text) and not looks_like_path(text)
+
+
+def _with_suggestions(ctx: _Context, text: str, outcome: ResolveOutcome) -> ResolveOutcome:
+    """The search stage's outcome with the nearest names' units as `suggestions` (and a
+    `did_you_mean` warning) when `text` is a name that matched nothing. A name one edit or two
+    from a real one is a typo, not a description: what search ranked first is then a candidate,
+    never the answer (`resolved` becomes `ambiguous`) — and no suggestion is picked either."""
+    if not _is_name_shaped(text):
+        return outcome
+    _defined, groups = near_names(ctx.names, text)
+    entries = [e for group in groups for e in ctx.keep(group)]
+    if not entries:
+        return outcome
+    suggested = tuple(e.candidate(0.0) for e in entries[:MAX_SUGGESTED_UNITS])
+    names = ", ".join(dict.fromkeys(display_name(e) for e in entries))
+    where = ", ".join(c.identifier for c in suggested)
+    warnings = (*outcome.warnings, f"{DID_YOU_MEAN} {names}? ({where})")
+    if outcome.status is ResolveStatus.RESOLVED:
+        outcome = _ambiguous(outcome.method, outcome.candidates, ())
+    return replace(outcome, suggestions=suggested, warnings=warnings)
+
+
+# -- session memory among equals ------------------------------------------------------------------
+
+
+def _prefer_recent(ctx: _Context, outcome: ResolveOutcome, recent: Sequence[str]) -> ResolveOutcome:
+    """An ambiguous name outcome narrowed by what the session recently saw: one candidate seen
+    recently resolves to it (method `recent`, the others as `alternatives`); several are listed
+    first, most recent first. Candidates the session never saw are never dropped for one it saw."""
+    order: dict[tuple[str, str, str, int], int] = {}
+    for rank, unit_id in enumerate(recent):
+        for entry in _key_or_identifier(ctx, strip_chunk(unit_id)):
+            order.setdefault((entry.identifier, entry.type, entry.file_path, entry.line_start), rank)
+
+    def seen(candidate: Candidate) -> int | None:
+        return order.get((candidate.identifier, candidate.type, candidate.file_path, candidate.line_start))
+
+    recent_ones = sorted((c for c in outcome.candidates if seen(c) is not None), key=lambda c: seen(c) or 0)
+    if not recent_ones:
+        return outcome
+    if len(recent_ones) == 1:
+        chosen = recent_ones[0]
+        others = tuple(c for c in outcome.candidates if c is not chosen)
+        return ResolveOutcome(
+            ResolveStatus.RESOLVED, ResolveMethod.RECENT, chosen.identifier, chosen.type, chosen.file_path,
+            chosen.line_start, chosen.line_end, CONFIDENCE_RECENT_EXACT,
+            (replace(chosen, score=CONFIDENCE_RECENT_EXACT),), outcome.warnings, alternatives=others,
+        )
+    rest = tuple(c for c in outcome.candidates if seen(c) is None)
+    return replace(outcome, candidates=(*recent_ones, *rest))
+
+
+# -- overload stubs -------------------------------------------------------------------------------
+
+_STUB_SUFFIX = re.compile(r"#(?:\d+|overload\d+)\Z")
+
+
+def _implementation_of_stub(ctx: _Context, outcome: ResolveOutcome) -> ResolveOutcome:
+    """A resolved Python `@overload` stub → the one implementation of that name in its file (the
+    stubs become `alternatives`): the implementation is what a reader means by the name. Indexes
+    built before extraction gave the implementation the plain name still spell it `f#3`."""
+    path = outcome.file_path or ""
+    if outcome.status is not ResolveStatus.RESOLVED or not path.endswith((".py", ".pyi")):
+        return outcome
+    records = ctx.metadata.units_in_file(path)
+    base = _STUB_SUFFIX.sub("", outcome.identifier or "")
+
+    def is_stub(record: dict[str, Any]) -> bool:
+        return bool((record.get("metadata") or {}).get("overload"))
+
+    resolved = next((r for r in records if r.get("identifier") == outcome.identifier
+                     and r.get("line_start") == outcome.line_start), None)
+    if resolved is None or not is_stub(resolved):
+        return outcome
+    same = [r for r in records if r.get("type") == resolved.get("type")
+            and _STUB_SUFFIX.sub("", str(r.get("identifier"))) == base]
+    bodies = ctx.keep(_entry_from_record(r) for r in same if not is_stub(r))
+    if len(bodies) != 1:
+        return outcome
+    stubs = [_entry_from_record(r) for r in same if is_stub(r)]
+    confidence = outcome.confidence if outcome.confidence is not None else CONFIDENCE_EXACT
+    resolved_outcome = _resolved(bodies[0], outcome.method, confidence, stubs)
+    return replace(resolved_outcome, warnings=outcome.warnings)
 
 
 # -- wiring to the retrieval engine ---------------------------------------------------------------
@@ -1180,6 +1343,7 @@ def make_searcher(
 
 
 __all__ = [
+    "DID_YOU_MEAN",
     "Candidate",
     "NameIndex",
     "ResolveMethod",
@@ -1187,6 +1351,9 @@ __all__ = [
     "ResolveStatus",
     "Searcher",
     "make_searcher",
+    "missing_name_warning",
+    "name_index_for",
+    "near_names",
     "resolve",
     "stable_id",
 ]

@@ -24,8 +24,6 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from woods.extract import language_for
-
 # The longest phrase worth parsing; past it the text is a question for search, not a reference.
 MAX_PHRASE_WORDS = 12
 
@@ -154,6 +152,8 @@ def _container(words: list[str], default: ContainerKind) -> tuple[str, Container
     if len(words) != 1:
         return None
     name = _clean(words[0])
+    from woods.extract import language_for  # the extractors' table: only a phrase naming a file needs it
+
     if (_FILE.match(name) or language_for(name) is not None) and (kind is ContainerKind.ANY or kind is ContainerKind.FILE):
         return name, ContainerKind.FILE
     if not (_is_name(name) or _CONTAINER_NAME.match(name)):

@@ -56,7 +56,8 @@ def detect_package_dirs(paths: Iterable[str]) -> frozenset[str]:
 # 3: Python package re-exports keep the imported name; @overload stubs yield the name to the implementation.
 # 4: Rust items inside item-wrapping macros (`cfg_rt! { … }`) and `macro_rules!` definitions are units.
 # 5: Kotlin and Swift declarations after a stretch the grammar gave up on are recovered (scan.parse_recovering).
-EXTRACTION_FORMAT = 5
+# 6: an @overload implementation with nested definitions still owns its name (flask's stream_with_context).
+EXTRACTION_FORMAT = 6
 
 
 @dataclass(frozen=True, slots=True)

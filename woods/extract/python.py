@@ -417,7 +417,11 @@ class _Extractor:
         groups: dict[tuple[str, str], list[_Draft]] = {}
         for draft in self.drafts:
             if draft.type in ("function", "method"):
-                groups.setdefault((draft.identifier.split("#", 1)[0], draft.type), []).append(draft)
+                # `f`, `f#2`, `f#3` are one name; `f#3.inner` (a definition nested in one) is not
+                head, marker, suffix = draft.identifier.rpartition("#")
+                if marker and not suffix.isdigit():
+                    continue
+                groups.setdefault((head if marker else draft.identifier, draft.type), []).append(draft)
         renames: dict[str, str] = {}
         for (plain, _unit_type), drafts in groups.items():
             stubs = [d for d in drafts if d.metadata.get("overload")]

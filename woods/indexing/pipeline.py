@@ -207,7 +207,7 @@ def _index_locked(
     summary.skipped_examples = {k: list(v) for k, v in sorted(found.skipped_examples.items())}
     summary.warnings.extend(found.warnings)
     timed(summary.seconds, "discover", started)
-    if previous is not None and not found.files and not allow_purge:
+    if previous is not None and not found.files and not allow_purge and previous.metadata.count():
         raise InputError(
             f"no source files found under {root}, the index there holds {previous.metadata.count()} units; "
             "refusing to empty it (check the path, or pass --allow-purge)"

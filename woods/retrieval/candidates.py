@@ -162,9 +162,12 @@ class AppliedScope:
     outcome: str  # matched | no_match | empty_scope
     candidate_count: int
     returned_units: int
+    # `--glob` / `--lang` (woods.filters): emitted only when given, so the Ruby shape is unchanged.
+    globs: tuple[str, ...] = ()
+    langs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "packages": list(self.packages),
             "source_paths": list(self.source_paths),
             "eligible_units": self.eligible_units,
@@ -172,6 +175,9 @@ class AppliedScope:
             "candidate_count": self.candidate_count,
             "returned_units": self.returned_units,
         }
+        if self.globs or self.langs:
+            data.update({"globs": list(self.globs), "langs": list(self.langs)})
+        return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from woods import limits
 from woods.lazy import Lazy
@@ -51,6 +51,9 @@ from woods.retrieval.subjects import LexicalSubjects
 from woods.store.base import GraphStore, MetadataStore, Record, VectorStore
 from woods.store.identity import public_identifier, strip_chunk
 from woods.store.metadata import UnitSummary
+
+if TYPE_CHECKING:
+    from woods.filters import FileFilter
 
 MAX_QUERY_BYTES = limits.MAX_QUERY_BYTES  # the bound every interface shares (rationale in woods.limits)
 DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically dominates real code
@@ -257,7 +260,13 @@ class Retriever:
         path_prefixes: Sequence[str] | None = None,
         packages: Sequence[str] | None = None,
         limit: int = DEFAULT_LIMIT,
+        files: FileFilter | None = None,
+        context_limit: int | None = None,
     ) -> RetrievalResult:
+        """`files` keeps units of the files a `FileFilter` selects (`--glob`, `--lang`), applied
+        like `path_prefixes`; `context_limit` assembles the context from the first that many
+        ranked units only (a search's list and its context then name the same units), else from
+        every ranked unit within the budget."""
         text = validate_query(query)
         self._validate_options(budget, strategy, limit)
         type_list = self._validate_types(types, "types")
@@ -267,23 +276,27 @@ class Retriever:
 
         scope: Scope | None = None
         pipeline = self._base_pipeline()
-        if scope_requested(packages, path_prefixes):
+        if scope_requested(packages, path_prefixes, files):
             scope = Scope(
                 pipeline.metadata,
                 packages=packages,
                 source_paths=path_prefixes,
                 types=type_list,
                 exclude_types=excluded,
+                files=files,
             )
         classification = self._classifier.classify(text)
 
         if self.profile == "code" and (self.mode == "lexical" or strategy in CODE_SEARCH_MODES):
             mode = "lexical" if self.mode == "lexical" else CODE_SEARCH_MODES[strategy]
             return self._retrieve_code(
-                pipeline, text, classification, budget, type_list, excluded, mode, strategy, scope, limit, started
+                pipeline, text, classification, budget, type_list, excluded, mode, strategy, scope, limit, started,
+                context_limit,
             )
         if self.mode == "lexical" or strategy == "lexical":
-            result = self._retrieve_lexical(text, classification, budget, type_list, excluded, scope, limit, started)
+            result = self._retrieve_lexical(
+                text, classification, budget, type_list, excluded, scope, limit, started, context_limit
+            )
         else:
             if scope is not None:
                 pipeline = self._build(
@@ -297,7 +310,8 @@ class Retriever:
                 warnings = (f"{chosen} strategy skipped: {NO_VECTORS_YET}; answered with keyword search",)
                 strategy = "keyword"
             result = self._retrieve_semantic(
-                pipeline, text, classification, budget, type_list, excluded, strategy, scope, limit, started
+                pipeline, text, classification, budget, type_list, excluded, strategy, scope, limit, started,
+                context_limit,
             )
             if warnings:
                 result = dataclasses.replace(
@@ -324,6 +338,7 @@ class Retriever:
         scope: Scope | None,
         limit: int,
         started: float,
+        context_limit: int | None = None,
     ) -> RetrievalResult:
         execution = pipeline.executor.execute(query, classification, strategy=strategy)
         ranked = pipeline.ranker.rank(execution.candidates, classification)
@@ -339,7 +354,7 @@ class Retriever:
             type_rank_context = self._type_rank_context(pipeline.metadata, ranked, type_list, filtered, fallback_ran)
 
         assembled = pipeline.assembler.assemble(
-            filtered,
+            first_units(filtered, context_limit),
             classification,
             structural_context=structural_banner(pipeline.metadata),
             budget=budget,
@@ -385,10 +400,11 @@ class Retriever:
         scope: Scope | None,
         limit: int,
         started: float,
+        context_limit: int | None = None,
     ) -> RetrievalResult:
         """The code profile: code search (both legs fused, or one leg), eligibility (types, scope)
         applied before ranking, then the same assembler and result shape as every profile."""
-        scoped_keys = scope.keys if scope is not None else None
+        scoped_keys = frozenset(scope.keys) if scope is not None else None
 
         def eligible(unit: UnitSummary) -> bool:
             if scoped_keys is not None and unit.key not in scoped_keys:
@@ -413,7 +429,8 @@ class Retriever:
         if scope is None and strategy is None and self.promote_exact:
             candidates = self._promote_exact(pipeline.metadata, query, candidates, type_list, excluded, by_name=False)
         assembled = pipeline.assembler.assemble(
-            candidates, classification, structural_context=structural_banner(pipeline.metadata), budget=budget
+            first_units(candidates, context_limit), classification,
+            structural_context=structural_banner(pipeline.metadata), budget=budget,
         )
         tokens_used = pipeline.assembler.estimate_tokens(assembled.context)
         strategy = "lexical" if found.legs == ("lexical",) and mode != "lexical" else mode
@@ -515,12 +532,13 @@ class Retriever:
         scope: Scope | None,
         limit: int,
         started: float,
+        context_limit: int | None = None,
     ) -> RetrievalResult:
         index = self._lexical_index()
         execution = index.execute(
             query, types=type_list or None, exclude_types=excluded, keys=scope.keys if scope is not None else None
         )
-        assembled = LexicalAssembler().assemble(execution.candidates, budget)
+        assembled = LexicalAssembler().assemble(first_units(execution.candidates, context_limit), budget)
         trace = RetrievalTrace(
             classification=classification,
             strategy="lexical",
@@ -655,7 +673,9 @@ class Retriever:
                 if present is None:
                     present = _Translated(self._raw_metadata, "metadata").type_counts()
                 if value not in present:
-                    raise InvalidTypeError(f"{name}: unknown unit type {value!r}")
+                    from woods.suggest import unknown_type_message
+
+                    raise InvalidTypeError(f"{name}: {unknown_type_message(value, present)}")
             if value not in result:
                 result.append(value)
         return tuple(sorted(result)) if isinstance(values, (set, frozenset)) else tuple(result)
@@ -718,16 +738,39 @@ class _LazyVectors:
 
 
 def structural_banner(metadata: MetadataStore) -> str | None:
-    """`Codebase: N searchable entries (…)` or None for an empty store (#105)."""
+    """`Codebase: N searchable entries (…)` or None for an empty store (#105). The parenthesis
+    lists the structural types present (Rails models, controllers …); a codebase with none of them
+    gets no parenthesis rather than an empty one."""
     total = metadata.count()
     if total == 0:
         return None
     counts = metadata.type_counts()
     parts = [f"{counts[t]} {t} entries" for t in STRUCTURAL_TYPES if counts.get(t, 0) > 0]
+    listed = f" ({', '.join(parts)})" if parts else ""
     return (
-        f"Codebase: {total} searchable entries ({', '.join(parts)}). "
+        f"Codebase: {total} searchable entries{listed}. "
         "Entries include per-chunk rows for chunked units; see `structure` for canonical unit counts."
     )
+
+
+_C = TypeVar("_C", bound=Candidate)
+
+
+def first_units(candidates: Sequence[_C], limit: int | None) -> list[_C]:
+    """The candidates of the first `limit` distinct units in rank order (a unit's chunks stay with
+    it); all of them when `limit` is None."""
+    if limit is None:
+        return list(candidates)
+    kept: list[_C] = []
+    seen: set[str] = set()
+    for candidate in candidates:
+        unit = strip_chunk(candidate.identifier)
+        if unit not in seen:
+            if len(seen) >= limit:
+                continue
+            seen.add(unit)
+        kept.append(candidate)
+    return kept
 
 
 def append_type_rank_table(context: str, type_rank_context: dict[str, TypeRankEntry]) -> str:
@@ -755,4 +798,6 @@ def _applied_scope(scope: Scope | None, trace: RetrievalTrace, assembled: Assemb
         outcome=outcome,
         candidate_count=trace.candidate_count,
         returned_units=len(assembled.sources),
+        globs=scope.files.globs if scope.files is not None else (),
+        langs=scope.files.langs if scope.files is not None else (),
     )

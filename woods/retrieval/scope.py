@@ -31,12 +31,17 @@ from woods.store.identity import public_identifier, strip_chunk
 if TYPE_CHECKING:
     import numpy as np
 
+    from woods.filters import FileFilter
+
 _DRIVE = re.compile(r"\A[A-Za-z]:")
 
 
-def scope_requested(packages: Sequence[str] | None, source_paths: Sequence[str] | None) -> bool:
-    """A scope applies iff either list is non-empty (empty lists behave exactly like no scope)."""
-    return bool(packages) or bool(source_paths)
+def scope_requested(
+    packages: Sequence[str] | None, source_paths: Sequence[str] | None, files: FileFilter | None = None
+) -> bool:
+    """A scope applies iff either list is non-empty or a file filter (`--glob`, `--lang`) is given
+    (empty lists behave exactly like no scope)."""
+    return bool(packages) or bool(source_paths) or files is not None
 
 
 def normalize_list(values: Any, name: str) -> tuple[str, ...]:
@@ -141,6 +146,18 @@ class RecordView:
         return dict(sorted(counts.items()))
 
 
+def _summaries(metadata: MetadataStore, keys: Sequence[str]) -> dict[str, Mapping[str, Any]] | None:
+    """`{key: {"file_path", "type", "language"}}` from the store's unit columns, or None for a
+    store without them (an in-memory view)."""
+    read = getattr(metadata, "unit_summaries", None)
+    if not callable(read):
+        return None
+    return {
+        key: {"file_path": unit.file_path, "type": unit.type, "language": unit.language}
+        for key, unit in read(keys).items()
+    }
+
+
 class Scope:
     """The eligible units of one scoped request and scoped views of the three stores."""
 
@@ -152,24 +169,34 @@ class Scope:
         source_paths: Sequence[str] | None = None,
         types: Sequence[str] | None = None,
         exclude_types: Iterable[str] = (),
+        files: FileFilter | None = None,
     ) -> None:
         self.packages = normalize_list(packages, "packages")
+        self.files = files
         self.source_paths = tuple(sorted({normalize_path(p) for p in normalize_list(source_paths, "source_paths")}))
+        self._source = metadata
+        self._view: RecordView | None = None
         keys = sorted(metadata.all_identifiers())
-        records = metadata.find_batch(keys)
-        missing = [k for k in keys if k not in records]
-        if missing:
-            raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
-        self._validate_packages(records.values())
         allowed = {str(t) for t in types} if types else None
         excluded = {str(t) for t in exclude_types}
-        eligible = {
-            key: record
-            for key in keys
-            if self._eligible(record := records[key], allowed, excluded)
-        }
-        self.metadata = RecordView(eligible)
-        self.keys: tuple[str, ...] = tuple(sorted(eligible))
+        summaries = None if self.packages else _summaries(metadata, keys)
+        if summaries is not None:
+            # Paths, types and languages are indexed columns: no record (and no source text) is
+            # decoded to decide eligibility; the records are read when a view needs them.
+            missing = [k for k in keys if k not in summaries]
+            if missing:
+                raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
+            eligible_keys = [k for k in keys if self._eligible(summaries[k], allowed, excluded)]
+        else:
+            records = metadata.find_batch(keys)
+            missing = [k for k in keys if k not in records]
+            if missing:
+                raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
+            self._validate_packages(records.values())
+            eligible = {key: record for key in keys if self._eligible(record := records[key], allowed, excluded)}
+            self._view = RecordView(eligible)
+            eligible_keys = list(eligible)
+        self.keys: tuple[str, ...] = tuple(sorted(eligible_keys))
         self._key_set = frozenset(self.keys)
         self.identifiers = frozenset(public_identifier(k) for k in self.keys)
 
@@ -185,10 +212,23 @@ class Scope:
         if unknown:
             raise InvalidScopeError(f"unknown package scope: {', '.join(unknown)}")
 
+    @property
+    def metadata(self) -> RecordView:
+        """The scoped corpus as an in-memory store (its records read on first use)."""
+        if self._view is None:
+            records = self._source.find_batch(self.keys)
+            missing = [k for k in self.keys if k not in records]
+            if missing:
+                raise InvalidScopeError(f"missing metadata for scoped unit {missing[0]!r}")
+            self._view = RecordView(records)
+        return self._view
+
     def _eligible(self, record: Mapping[str, Any], allowed: set[str] | None, excluded: set[str]) -> bool:
         if self.packages and _package_of(record) not in self.packages:
             return False
         if self.source_paths and not path_matches(record.get("file_path"), self.source_paths):
+            return False
+        if self.files is not None and not self.files.matches(record.get("file_path"), record.get("language")):
             return False
         unit_type = record.get("type")
         if allowed is not None:
@@ -199,11 +239,14 @@ class Scope:
         return strip_chunk(embedding_id) in self._key_set
 
     def summary(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "packages": list(self.packages),
             "source_paths": list(self.source_paths),
             "eligible_units": len(self.keys),
         }
+        if self.files is not None:
+            data.update(self.files.to_dict())
+        return data
 
 
 class ScopedVectorStore:
