@@ -167,3 +167,27 @@ def test_texts_up_to_the_byte_limit_search_in_every_mode_through_the_cli(repos):
     run_cli("search", junk, "--path", str(root), "--json", expect=0)
     assert json.loads(run_cli("search", junk, "--path", str(root), "--json", expect=0).stdout)["schema_version"]
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters="\n:"), max_size=200))
+def test_the_cheap_gate_rejects_only_what_the_evidence_reader_rejects(text):
+    from woods.api import might_be_issue
+    from woods.retrieval.evidence import looks_like_issue
+
+    if not might_be_issue(text):
+        assert not looks_like_issue(text)
+
+
+def test_the_cheap_gate_lets_real_samples_through():
+    from woods.api import might_be_issue
+    from woods.retrieval.evidence import looks_like_issue
+
+    samples = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "evidence").glob("*.sample"))
+    assert len(samples) > 50
+    for sample in samples:
+        text = sample.read_text(encoding="utf-8", errors="replace")
+        if looks_like_issue(text):
+            assert might_be_issue(text), sample
+    for line in ("FooTest > testBar FAILED", "test parser::tests::it_works ... FAILED", "ValueError: bad"):
+        assert might_be_issue(line)

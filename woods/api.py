@@ -847,11 +847,19 @@ class _Generation:
 def _looks_like_issue(text: object) -> bool:
     """Whether a query is a pasted issue, log or trace (woods.retrieval.evidence.looks_like_issue);
     anything that is not text is left to the search's own validation."""
-    if not isinstance(text, str):
+    if not isinstance(text, str) or not might_be_issue(text):
         return False
     from woods.retrieval.evidence import looks_like_issue
 
     return looks_like_issue(text)
+
+
+def might_be_issue(text: str) -> bool:
+    """The cheap test before the evidence reader is imported (its regular expressions cost a cold
+    search 60+ ms): a text reads as an issue only when it has several lines, a `:` (an error line,
+    a frame, a test id) or a test runner's FAIL mark — a one-line question has none of them
+    (tests/test_localize.py checks that every text this rejects, `looks_like_issue` rejects too)."""
+    return "\n" in text or ":" in text or "FAIL" in text
 
 
 def _default_base() -> EmbeddingProvider:

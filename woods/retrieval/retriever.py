@@ -44,7 +44,6 @@ from woods.retrieval.code_search import CodeSearch, CodeSearchConfig, DenseStore
 from woods.retrieval.exact import exact_matches
 from woods.retrieval.executor import DEFAULT_LIMIT, STRATEGIES, Embedder, SearchExecutor, SubjectLookup
 from woods.retrieval.lexical import LexicalAssembler, LexicalIndex
-from woods.retrieval.localize import Localization
 from woods.retrieval.ranker import RRF_POLICIES, Ranker
 from woods.retrieval.scope import Scope, ScopedGraphStore, ScopedVectorStore, scope_requested
 from woods.retrieval.subjects import LexicalSubjects
@@ -54,6 +53,7 @@ from woods.store.metadata import UnitSummary
 
 if TYPE_CHECKING:
     from woods.filters import FileFilter
+    from woods.retrieval.localize import Localization
 
 MAX_QUERY_BYTES = limits.MAX_QUERY_BYTES  # the bound every interface shares (rationale in woods.limits)
 DEFAULT_EXCLUDE_TYPES = ("test_mapping",)  # ~33 % of a Rails index; lexically dominates real code
