@@ -46,15 +46,19 @@ def cli() -> Callable[..., CliResult]:
     return run_cli
 
 
-@pytest.fixture(scope="session")
-def model_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of every fixture project in one tree, indexed once with the real model."""
-    root = tmp_path_factory.mktemp("model") / "repo"
+@pytest.fixture(scope="session", params=["static", "contextual"])
+def model_repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of every fixture project in one tree, indexed once per embedding path with the real
+    models: woods's static model alone (`--no-contextual`, the default install's index), and with
+    MiniLM's contextual phase 2 (`--contextual`: the extra, which the test extra installs)."""
+    root = tmp_path_factory.mktemp(f"model-{request.param}") / "repo"
     root.mkdir()
     for child in sorted(FIXTURES.iterdir()):
         if child.is_dir():
             copy_fixture(child.name, root)
-    run_cli("index", str(root), "--json", expect=0)
+    flag = "--no-contextual" if request.param == "static" else "--contextual"
+    summary = run_cli("index", str(root), flag, "--json", expect=0).json()["summary"]
+    assert summary["vectors_pending"] is False and summary["chunks"] > 0
     return root
 
 

@@ -1,8 +1,10 @@
-"""End to end with the real model and real stores: index every fixture project, then search.
+"""End to end with the real models and real stores: index every fixture project, then search —
+once on woods's static model alone (the default install) and once with MiniLM's contextual
+vectors (phase 2, the `contextual` extra).
 
-The index is built once per session (conftest `model_repo`) with the packaged all-MiniLM-L6-v2
-through sentence-transformers; queries go through the CLI, whose vector leg uses the light numpy
-encoder. Nothing here uses a fake.
+The indexes are built once per session (conftest `model_repo`); queries go through the CLI, whose
+vector leg uses the static model or, for the contextual index, the light numpy MiniLM encoder.
+Nothing here uses a fake.
 """
 
 from __future__ import annotations
@@ -156,8 +158,18 @@ def test_vector_search_does_not_import_torch(model_repo):
     assert proc.stderr.strip().endswith("NO-TORCH")
 
 
+def test_the_index_holds_the_vectors_of_its_path(model_repo):
+    status = run_cli("status", "--path", str(model_repo), "--json", expect=0).json()
+    vectors = status["vectors"]
+    contextual = model_repo.parent.name.startswith("model-contextual")
+    assert vectors["state"] == "complete" and vectors["phase"] == (2 if contextual else 1)
+    assert ("all-MiniLM-L6-v2" in vectors["embedder"]) is contextual
+    assert ("woods-static-code" in status["embedder"]["name"]) is not contextual
+
+
 def test_reindex_without_changes_embeds_nothing(model_repo, tmp_path):
-    result = run_cli("index", str(model_repo), "--json")
+    flag = "--contextual" if model_repo.parent.name.startswith("model-contextual") else "--no-contextual"
+    result = run_cli("index", str(model_repo), flag, "--json")
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)["summary"]
     assert summary["embedded"] == 0 and summary["reused_vectors"] == summary["chunks"] > 0
