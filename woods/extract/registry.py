@@ -112,6 +112,7 @@ LANGUAGES: tuple[Language, ...] = (
     Language("php", "woods.extract.php", _grammar("php", "tree_sitter_php", "language_php"), (".php", ".phtml")),
     Language("kotlin", "woods.extract.kotlin", _grammar("kotlin", "tree_sitter_kotlin"), (".kt", ".kts")),
     Language("swift", "woods.extract.swift", _grammar("swift", "tree_sitter_swift"), (".swift",)),
+    Language("dart", "woods.extract.dart", _grammar("dart", "tree_sitter_dart"), (".dart",)),
 )
 
 BY_NAME: dict[str, Language] = {language.name: language for language in LANGUAGES}
