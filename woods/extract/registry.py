@@ -113,6 +113,7 @@ LANGUAGES: tuple[Language, ...] = (
     Language("kotlin", "woods.extract.kotlin", _grammar("kotlin", "tree_sitter_kotlin"), (".kt", ".kts")),
     Language("swift", "woods.extract.swift", _grammar("swift", "tree_sitter_swift"), (".swift",)),
     Language("dart", "woods.extract.dart", _grammar("dart", "tree_sitter_dart"), (".dart",)),
+    Language("ocaml", "woods.extract.ocaml", (Grammar("ocaml", "tree_sitter_ocaml", "language_ocaml"), Grammar("ocaml_interface", "tree_sitter_ocaml", "language_ocaml_interface", (".mli",))), (".ml", ".mli")),
 )
 
 BY_NAME: dict[str, Language] = {language.name: language for language in LANGUAGES}
