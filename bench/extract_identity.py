@@ -10,13 +10,19 @@ dependencies with their lookups, source) in order, warnings and file metadata, o
 extractor raised.
 
     python bench/extract_identity.py --old /tmp/lang-base --new . \
-        [--root fixtures/ruby_gem …] [--fixtures] [--semble-dev] [--redmine DIR] [--json]
+        [--root fixtures/ruby_gem …] [--fixtures] [--semble-dev] [--redmine DIR] [--repeat N] [--json]
 
 `--old`/`--new` are source trees (a checkout, or `git archive REV | tar -x -C DIR`); `--fixtures`
 adds every directory under the new tree's `fixtures/`, `--semble-dev` every checkout under
 /tmp/semble-dev/checkouts (`python3 /work/shared/semble-dev/run.py prepare`). Files only one
 version extracts (a language the old code did not have) are counted apart, not compared.
 Exit status 0 when every common file is identical, 1 otherwise.
+
+`--repeat N` also times extraction, per language, the same way in both versions: each file is
+extracted N more times after the compared run and its fastest run counts (CPU time of the thread,
+`time.thread_time`, so other processes on a loaded machine do not inflate it; the minimum drops
+the runs a cache miss or preemption slowed). The two versions run one after the other, twice in
+alternation (old, new, old, new), and each language keeps each version's faster pass.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -35,13 +42,17 @@ SEMBLE_DEV = Path("/tmp/semble-dev/checkouts")
 MAX_EXAMPLES = 10
 
 
-def dump(code: Path, roots: list[Path], out: Path) -> None:
-    """In this interpreter, with `code` first on sys.path: one JSON line per indexed file."""
+def dump(code: Path, roots: list[Path], out: Path, repeat: int = 0) -> None:
+    """In this interpreter, with `code` first on sys.path: one JSON line per indexed file, and with
+    `repeat` the fastest of `repeat` more extractions of each file, summed per language (`out`
+    with `.timing.json` appended)."""
     sys.path.insert(0, str(code))
     from woods.discovery import discover
     from woods.extract import extract_file
     from woods.extract.layout import RepositoryLayout
 
+    seconds: Counter[str] = Counter()
+    files: Counter[str] = Counter()
     with out.open("w", encoding="utf-8") as sink:
         for root in roots:
             found = discover(root)
@@ -62,11 +73,28 @@ def dump(code: Path, roots: list[Path], out: Path) -> None:
                         record["units"] = [unit.to_raw() for unit in extraction.units]
                         record["warnings"] = list(extraction.warnings)
                         record["metadata"] = extraction.metadata
+                        if repeat:
+                            seconds[extraction.language] += _fastest(extract_file, item.path, data, layout, repeat)
+                            files[extraction.language] += 1
                 sink.write(json.dumps(record, ensure_ascii=False, default=repr) + "\n")
+    if repeat:
+        timing = {lang: {"files": files[lang], "seconds": round(seconds[lang], 6)} for lang in sorted(files)}
+        Path(f"{out}.timing.json").write_text(json.dumps(timing, indent=1), encoding="utf-8")
 
 
-def run_dump(code: Path, roots: list[Path], out: Path) -> None:
-    argv = [sys.executable, str(Path(__file__).resolve()), "--dump", str(out), "--code", str(code)]
+def _fastest(extract: Any, path: str, data: bytes, layout: Any, repeat: int) -> float:
+    """CPU seconds of this thread for the fastest of `repeat` extractions of one file."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.thread_time()
+        extract(path, data, layout)
+        best = min(best, time.thread_time() - started)
+    return best
+
+
+def run_dump(code: Path, roots: list[Path], out: Path, repeat: int = 0) -> None:
+    argv = [sys.executable, str(Path(__file__).resolve()), "--dump", str(out), "--code", str(code),
+            "--repeat", str(repeat)]
     for root in roots:
         argv += ["--root", str(root)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(code)}
@@ -118,6 +146,27 @@ def compare(old: Path, new: Path) -> dict[str, Any]:
     }
 
 
+def _timing(dump_path: Path) -> dict[str, dict[str, float]]:
+    loaded: dict[str, dict[str, float]] = json.loads(Path(f"{dump_path}.timing.json").read_text(encoding="utf-8"))
+    return loaded
+
+
+def _timing_report(first: dict[str, dict[str, dict[str, float]]],
+                   second: dict[str, dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Per language (and all of them): each version's faster pass, and new over old."""
+    rows: dict[str, dict[str, float]] = {}
+    languages = sorted(set(first["old"]) & set(first["new"]))
+    for lang in languages:
+        old = min(first["old"][lang]["seconds"], second["old"][lang]["seconds"])
+        new = min(first["new"][lang]["seconds"], second["new"][lang]["seconds"])
+        rows[lang] = {"files": first["old"][lang]["files"], "old": old, "new": new, "ratio": round(new / old, 3) if old else 0.0}
+    old_total = sum(r["old"] for r in rows.values())
+    new_total = sum(r["new"] for r in rows.values())
+    rows["all"] = {"files": sum(r["files"] for r in rows.values()), "old": old_total, "new": new_total,
+                   "ratio": round(new_total / old_total, 3) if old_total else 0.0}
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", type=Path, help="source tree of the old version")
@@ -127,13 +176,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--semble-dev", action="store_true", help=f"every checkout under {SEMBLE_DEV}")
     parser.add_argument("--redmine", type=Path, help="an unpacked Redmine (apt-get download redmine)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/extract-identity"), help="where the dumps go")
+    parser.add_argument("--repeat", type=int, default=0, help="also time extraction: the fastest of N runs per file")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--dump", type=Path, help=argparse.SUPPRESS)  # worker: write one version's dump
     parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     roots = [root.resolve() for root in args.root]
     if args.dump is not None:
-        dump(args.code, roots, args.dump)
+        dump(args.code, roots, args.dump, args.repeat)
         return 0
     if args.old is None:
         parser.error("--old is required")
@@ -147,9 +197,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("nothing to extract: give --root, --fixtures, --semble-dev or --redmine")
     args.work.mkdir(parents=True, exist_ok=True)
     old_dump, new_dump = args.work / "old.jsonl", args.work / "new.jsonl"
-    run_dump(args.old.resolve(), roots, old_dump)
-    run_dump(args.new.resolve(), roots, new_dump)
-    report = {"roots": len(roots), **compare(old_dump, new_dump)}
+    run_dump(args.old.resolve(), roots, old_dump, args.repeat)
+    run_dump(args.new.resolve(), roots, new_dump, args.repeat)
+    report: dict[str, Any] = {"roots": len(roots), **compare(old_dump, new_dump)}
+    if args.repeat:
+        first = {v: _timing(args.work / f"{v}.jsonl") for v in ("old", "new")}
+        run_dump(args.old.resolve(), roots, args.work / "old-2.jsonl", args.repeat)
+        run_dump(args.new.resolve(), roots, args.work / "new-2.jsonl", args.repeat)
+        second = {v: _timing(args.work / f"{v}-2.jsonl") for v in ("old", "new")}
+        report["timing"] = _timing_report(first, second)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -163,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         print("identical" if report["identical"] else f"DIFFERENT: {report['differing_files']} files")
         for example in report["differing_examples"]:
             print(f"  {example}")
+        if "timing" in report:
+            print(f"\n{'language':12} {'files':>6} {'old CPU s':>10} {'new CPU s':>10} {'new/old':>8}")
+            for lang, row in report["timing"].items():
+                print(f"{lang:12} {row['files']:6d} {row['old']:10.3f} {row['new']:10.3f} {row['ratio']:8.3f}")
     return 0 if report["identical"] else 1
 
 
