@@ -302,8 +302,16 @@ def built(draft: Draft, file_path: str, language: str, source: bytes, dependenci
     that de-duplicates while resolving passes them here instead of through `freeze`)."""
     if draft.whole_file:
         start, end, code = file_span(source)
-    else:
-        start, end, code = node_span(draft.first or draft.node, draft.last or draft.node, source)
+    else:  # `node_span(first, last, source)`, written out: this runs once per unit of every file
+        node = draft.node
+        first = draft.first or node
+        last = draft.last or node
+        start = first.start_point[0] + 1
+        end_row, end_col = last.end_point
+        if end_col > 0 or end_row == last.start_point[0]:
+            end_row += 1
+        end = end_row if end_row > start else start
+        code = source[first.start_byte : last.end_byte].decode("utf-8", "replace")
     return Unit(
         identifier=draft.identifier,
         type=draft.type,
