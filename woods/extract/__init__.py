@@ -1,11 +1,14 @@
 """Extraction: source bytes of one file → units, per language, with tree-sitter.
 
-`language_for(path, head)` decides the language from the file name, and for an extension-less
-file from its `#!` line when the first bytes are given (`bin/deploy` starting `#!/usr/bin/env
-bash` is Bash); `extract_file(path, data, layout)` runs that language's extractor with the
-repository layout (`layout.py`) the index builder computed once for the run. Extractors are pure
-functions of (path, bytes, layout): they never touch the stores and never read or write
-process-wide state.
+Every language is one entry of `registry.py` (grammar, the files it claims, extractor); this
+module answers from it. `language_for(path, head)` decides the language from the file name, and
+for an extension-less file from its `#!` line when the first bytes are given (`bin/deploy`
+starting `#!/usr/bin/env bash` is Bash); `extractor_language(path, data)` adds the language's
+content rule (a `.h` that reads as C++ is extracted as C++); `extract_file(path, data, layout)`
+runs that language's extractor with the repository layout (`layout.py`) the index builder
+computed once for the run. Extractors are pure functions of (path, bytes, layout) — the
+`registry.Extractor` protocol: they never touch the stores and never read or write process-wide
+state.
 
 Code languages come first; every other text file of a known *document kind* (Markdown, YAML,
 SQL, Dockerfile … — `woods.extract.text.DOCUMENT_KINDS`) goes to the text fallback
