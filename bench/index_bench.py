@@ -63,8 +63,6 @@ MAX_EXAMPLES = 15
 # Unit types left out of identifier queries: methods are reached through their class, and routes
 # ("GET /issues/:id") would crowd out the classes people actually type in a Rails app.
 NON_IDENTIFIER_QUERY_TYPES = frozenset({"method", "function", "route"})
-# Grammar used for the bare-parse baseline of each woods language (erb files are embedded templates).
-PARSE_GRAMMAR = {"erb": "embedded_template", "csharp": "c_sharp"}
 # Template languages whose bare parse includes their injected code: the injected grammar. An ERB
 # file is Ruby inside a template; tree-sitter's own ERB highlighting parses both, and so must a
 # baseline for an extractor that reads the Ruby. The code ranges are the template grammar's
@@ -288,8 +286,7 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
     warmed on its first file before timing.
     """
     from woods.discovery import discover
-    from woods.extract import SHEBANG_BYTES, base, extract_file, language_for
-    from woods.extract.c import looks_like_cpp
+    from woods.extract import base, extract_file, extractor_language
     from woods.extract.layout import RepositoryLayout
 
     root = Path(args.repo)
@@ -302,11 +299,11 @@ def worker_extract(args: argparse.Namespace) -> dict[str, Any]:
             data = (root / item.path).read_bytes()
         except OSError:
             continue
-        lang = language_for(item.path, data[:SHEBANG_BYTES])  # extension-less scripts: by their `#!`
+        # The extractor's language: extension-less scripts by their `#!`, `.h` headers that read as
+        # C++ under cpp (the registry's content rule).
+        lang = extractor_language(item.path, data)
         if lang is None:
             continue
-        if lang == "c" and item.path.endswith(".h") and looks_like_cpp(data):
-            lang = "cpp"  # the C extractor hands such headers to C++ (woods/extract/c.py)
         files[lang].append((item.path, data))
 
     per_language: dict[str, Any] = {}
@@ -490,8 +487,12 @@ def _start_byte(node: Any) -> int:
 
 
 def _grammar(lang: str, path: str) -> str:
-    """The tree-sitter grammar woods' `lang` extractor parses `path` with."""
-    return "tsx" if path.endswith(".tsx") else PARSE_GRAMMAR.get(lang, lang)
+    """The tree-sitter grammar woods' `lang` extractor parses `path` with (the registry's; a
+    document kind has none, and its name then fails to load as one)."""
+    from woods.extract import registry
+
+    language = registry.BY_NAME.get(lang)
+    return language.grammar_for(path) if language is not None else lang
 
 
 def _add(bucket: dict[str, list[str]], counts: Counter[str], kind: str, example: str) -> None:

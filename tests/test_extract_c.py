@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from tests.extract_helpers import deps_by_via, extract_fixture, extract_tree, line_of, linked_edges
-from woods.extract import extract_file, language_for
-from woods.extract.c import extract, looks_like_cpp
+from woods.extract import extract_file, extractor_language, language_for
+from woods.extract.c import extract
 from woods.extract.cfamily import include_candidates
+from woods.extract.sniff import looks_like_cpp
 from woods.units import Unit
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures" / "c_lib"
@@ -163,7 +164,10 @@ def test_h_files_are_c_unless_they_read_as_cpp(text: bytes, cpp: bool) -> None:
 
 def test_cpp_header_named_h_goes_to_the_cpp_extractor() -> None:
     source = b"namespace geo {\nclass Shape {\n public:\n  virtual double area() const = 0;\n};\n}\n"
-    result = extract("include/geo/shape.h", source)
+    assert extractor_language("include/geo/shape.h", source) == "cpp"
+    assert extractor_language("include/geo/shape.hpp", source) == "cpp"
+    assert extractor_language("include/geo/shape.c", source) == "c"  # only `.h` is decided by content
+    result = extract_file("include/geo/shape.h", source)
     assert result.language == "cpp"
     assert [u.identifier for u in result.units] == ["include/geo/shape.h", "geo::Shape", "geo::Shape::area"]
 

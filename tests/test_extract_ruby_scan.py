@@ -83,7 +83,7 @@ def _draft_view(walked: ruby.RubyFile) -> list[tuple[object, ...]]:
             d.visibility,
             d.singleton,
             repr(sorted(d.metadata.items())),
-            d.deps,
+            d.deps_at,
             [_where(c) for c in d.dsl_calls],
             [m.identifier for m in d.methods],
             d.explicit_visibility,

@@ -50,11 +50,10 @@ class UnknownLanguageError(InputError):
 
 def known_languages() -> tuple[str, ...]:
     """Every language and document kind woods indexes, sorted (what `--lang` accepts by name)."""
-    from woods.extract import EXTENSION_LANGUAGES, FILENAME_LANGUAGES, SHEBANG_LANGUAGES
+    from woods.extract.registry import BY_NAME
     from woods.extract.text import DOCUMENT_KINDS
 
-    names = {*EXTENSION_LANGUAGES.values(), *FILENAME_LANGUAGES.values(), *SHEBANG_LANGUAGES.values()}
-    return tuple(sorted(names | set(DOCUMENT_KINDS)))
+    return tuple(sorted(set(BY_NAME) | set(DOCUMENT_KINDS)))
 
 
 def language_named(spelling: str) -> str:

@@ -1,11 +1,14 @@
 """Extraction: source bytes of one file → units, per language, with tree-sitter.
 
-`language_for(path, head)` decides the language from the file name, and for an extension-less
-file from its `#!` line when the first bytes are given (`bin/deploy` starting `#!/usr/bin/env
-bash` is Bash); `extract_file(path, data, layout)` runs that language's extractor with the
-repository layout (`layout.py`) the index builder computed once for the run. Extractors are pure
-functions of (path, bytes, layout): they never touch the stores and never read or write
-process-wide state.
+Every language is one entry of `registry.py` (grammar, the files it claims, extractor); this
+module answers from it. `language_for(path, head)` decides the language from the file name, and
+for an extension-less file from its `#!` line when the first bytes are given (`bin/deploy`
+starting `#!/usr/bin/env bash` is Bash); `extractor_language(path, data)` adds the language's
+content rule (a `.h` that reads as C++ is extracted as C++); `extract_file(path, data, layout)`
+runs that language's extractor with the repository layout (`layout.py`) the index builder
+computed once for the run. Extractors are pure functions of (path, bytes, layout) — the
+`registry.Extractor` protocol: they never touch the stores and never read or write process-wide
+state.
 
 Code languages come first; every other text file of a known *document kind* (Markdown, YAML,
 SQL, Dockerfile … — `woods.extract.text.DOCUMENT_KINDS`) goes to the text fallback
@@ -14,99 +17,18 @@ SQL, Dockerfile … — `woods.extract.text.DOCUMENT_KINDS`) goes to the text fa
 
 from __future__ import annotations
 
-import functools
-import importlib
 from pathlib import PurePosixPath
-from types import ModuleType
 
+from woods.extract import registry, text
 from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
+from woods.extract.sniff import SHEBANG_BYTES, interpreter
 from woods.extract.text import DOCUMENT_KINDS, document_kind
 from woods.units import FileExtraction
 
-# File name → language. Extensions are matched lower-cased; whole names cover extension-less files.
-EXTENSION_LANGUAGES: dict[str, str] = {
-    ".rb": "ruby",
-    ".rake": "ruby",
-    ".gemspec": "ruby",
-    ".ru": "ruby",
-    ".erb": "erb",
-    ".py": "python",
-    ".pyi": "python",
-    ".js": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".jsx": "javascript",
-    ".ts": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".tsx": "typescript",
-    ".go": "go",
-    ".java": "java",
-    ".rs": "rust",
-    ".scala": "scala",
-    ".sc": "scala",
-    ".hs": "haskell",
-    ".ex": "elixir",
-    ".exs": "elixir",
-    ".lua": "lua",
-    ".sh": "bash",
-    ".bash": "bash",
-    ".bats": "bash",  # bats-core test files: Bash plus `@test "…" { … }` blocks
-    ".zig": "zig",
-    ".c": "c",
-    ".h": "c",  # C or C++ by content: woods/extract/c.py decides per file
-    ".cc": "cpp",
-    ".cpp": "cpp",
-    ".cxx": "cpp",
-    ".c++": "cpp",
-    ".hh": "cpp",
-    ".hpp": "cpp",
-    ".hxx": "cpp",
-    ".h++": "cpp",
-    ".ipp": "cpp",
-    ".tpp": "cpp",
-    ".inl": "cpp",
-    ".cs": "csharp",
-    ".php": "php",
-    ".phtml": "php",
-    ".kt": "kotlin",
-    ".kts": "kotlin",
-    ".swift": "swift",
-}
-FILENAME_LANGUAGES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
-# Interpreter of a `#!` line → language, for extension-less executables (`libexec/tool`). POSIX
-# shells and bats scripts parse with the Bash grammar.
-SHEBANG_LANGUAGES: dict[str, str] = {"bash": "bash", "sh": "bash", "dash": "bash", "ksh": "bash", "bats": "bash"}
-# Bytes of a file `language_for` needs to read a `#!` line (longer interpreter lines are not real).
-SHEBANG_BYTES = 256
-
-# Language → module under woods.extract that defines `extract(file_path, source) -> FileExtraction`.
-_MODULES: dict[str, str] = {
-    "ruby": "woods.extract.rails",  # the Ruby walk plus Rails conventions (only inside Rails apps)
-    "erb": "woods.extract.erb",
-    "python": "woods.extract.python",
-    "javascript": "woods.extract.javascript",
-    "typescript": "woods.extract.javascript",
-    "go": "woods.extract.go",
-    "java": "woods.extract.java",
-    "rust": "woods.extract.rust",
-    "scala": "woods.extract.scala",
-    "haskell": "woods.extract.haskell",
-    "elixir": "woods.extract.elixir",
-    "lua": "woods.extract.lua",
-    "bash": "woods.extract.bash",
-    "zig": "woods.extract.zig",
-    "c": "woods.extract.c",
-    "cpp": "woods.extract.cpp",
-    "csharp": "woods.extract.csharp",
-    "php": "woods.extract.php",
-    "kotlin": "woods.extract.kotlin",
-    "swift": "woods.extract.swift",
-}
-
-
-# Documents (every kind in DOCUMENT_KINDS) are extracted by the text fallback.
-_DOCUMENT_MODULE = "woods.extract.text"
+__all__ = [
+    "SHEBANG_BYTES", "content_may_decide", "extract_file", "extractor_language", "is_document", "language_for",
+    "shebang_language",
+]
 
 
 def language_for(file_path: str, head: bytes | None = None) -> str | None:
@@ -117,10 +39,10 @@ def language_for(file_path: str, head: bytes | None = None) -> str | None:
     extension — be recognised by its `#!` line; without it only the name counts.
     """
     name = _file_name(file_path)
-    if name in FILENAME_LANGUAGES:
-        return FILENAME_LANGUAGES[name]
+    if name in registry.BY_FILE_NAME:
+        return registry.BY_FILE_NAME[name]
     suffix = _suffix(name).lower()
-    found = EXTENSION_LANGUAGES.get(suffix) or document_kind(file_path)
+    found = registry.BY_EXTENSION.get(suffix) or document_kind(file_path)
     if found is not None or head is None or suffix:
         return found
     return shebang_language(head)
@@ -140,17 +62,8 @@ def is_document(language: str) -> bool:
 def shebang_language(head: bytes) -> str | None:
     """The language a `#!` first line names (`#!/bin/sh`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S
     bash -e`), or None."""
-    if not head.startswith(b"#!"):
-        return None
-    line = head[2:SHEBANG_BYTES].split(b"\n", 1)[0].decode("utf-8", "replace")
-    words = line.split()
-    if not words:
-        return None
-    program = _file_name(words[0])
-    if program == "env":  # `env [-S] [-i] [NAME=value …] interpreter`
-        rest = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
-        program = _file_name(rest[0]) if rest else ""
-    return SHEBANG_LANGUAGES.get(program)
+    program = interpreter(head)
+    return registry.BY_INTERPRETER.get(program) if program is not None else None
 
 
 def _file_name(file_path: str) -> str:
@@ -169,16 +82,21 @@ def _suffix(name: str) -> str:
     return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
-@functools.cache
-def _extractor(lang: str) -> ModuleType:
-    """The extractor module of a language, imported on first use; later calls skip importlib's machinery."""
-    return importlib.import_module(_DOCUMENT_MODULE if is_document(lang) else _MODULES[lang])
+def extractor_language(file_path: str, source: bytes) -> str | None:
+    """The language whose extractor reads this file: `language_for` from its name (and `#!` line),
+    then the language's content rule (`Language.sniff`: a `.h` that reads as C++ is `cpp`)."""
+    lang = language_for(file_path, source[:SHEBANG_BYTES])
+    if lang is None or is_document(lang):
+        return lang
+    rule = registry.BY_NAME[lang].sniff
+    return (rule(file_path, source) or lang) if rule is not None else lang
 
 
 def extract_file(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Extract the units of one file. `file_path` is repository-relative with `/` separators."""
-    lang = language_for(file_path, source[:SHEBANG_BYTES])
+    lang = extractor_language(file_path, source)
     if lang is None:
         raise ValueError(f"no extractor for {file_path}")
-    extraction: FileExtraction = _extractor(lang).extract(file_path, source, layout)
-    return extraction
+    if is_document(lang):
+        return text.extract(file_path, source, layout)
+    return registry.extractor(lang)(file_path, source, layout)

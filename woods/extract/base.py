@@ -5,7 +5,8 @@ Why: every extractor needs the same few things — a parser for its grammar, a n
 errors. Keeping them here means each language module holds only its language's rules.
 
 Grammars come from the official per-language wheels (tree-sitter-ruby, -python, …), which ship
-compiled grammars inside the wheel, so nothing is downloaded at run time.
+compiled grammars inside the wheel, so nothing is downloaded at run time; `registry.py` names
+each language's wheel.
 """
 
 from __future__ import annotations
@@ -14,44 +15,21 @@ import importlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from tree_sitter import Language, Node, Parser, Tree
 
-from woods.units import Dependency, Unit
-
-# Grammar name → (wheel module, function returning the language pointer). Every grammar comes from
-# its official per-language wheel (docs/extraction.md lists the versions and their ABI); each is
-# imported on first use, so `woods --help` never pays for grammars it does not use.
-GRAMMARS: dict[str, tuple[str, str]] = {
-    "ruby": ("tree_sitter_ruby", "language"),
-    "embedded_template": ("tree_sitter_embedded_template", "language"),
-    "python": ("tree_sitter_python", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
-    "go": ("tree_sitter_go", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-    "c_sharp": ("tree_sitter_c_sharp", "language"),
-    "php": ("tree_sitter_php", "language_php"),
-    "kotlin": ("tree_sitter_kotlin", "language"),
-    "swift": ("tree_sitter_swift", "language"),
-    "scala": ("tree_sitter_scala", "language"),
-    "haskell": ("tree_sitter_haskell", "language"),
-    "elixir": ("tree_sitter_elixir", "language"),
-    "lua": ("tree_sitter_lua", "language"),
-    "bash": ("tree_sitter_bash", "language"),
-    "zig": ("tree_sitter_zig", "language"),
-}
+from woods.extract import registry
+from woods.extract.layout import UNKNOWN_LAYOUT, RepositoryLayout
+from woods.units import Dependency, FileExtraction, Unit
 
 
-def _load_grammar(grammar: str) -> object:
-    module_name, function = GRAMMARS[grammar]
-    module = importlib.import_module(module_name)
-    return getattr(module, function)()
+def _load_grammar(name: str) -> object:
+    """The language pointer of a registered grammar (`registry.LANGUAGES`), its wheel imported on
+    first use so `woods --help` never pays for grammars it does not use."""
+    grammar = registry.grammar(name)
+    module = importlib.import_module(grammar.wheel)
+    return getattr(module, grammar.function)()
 
 
 _languages: dict[str, Language] = {}
@@ -241,12 +219,15 @@ def node_span(first: Node, last: Node, source: bytes) -> tuple[int, int, str]:
 
 @dataclass(slots=True)
 class Draft:
-    """A unit under construction; `freeze` turns it into a `Unit` once its references are resolved.
+    """A unit under construction; `freeze` (or `built`) turns it into a `Unit` once its references
+    are resolved. Every extractor builds these: it is the one draft type.
 
-    `node` is the declaration; the unit's text runs from `first` (a decorator, attribute or
-    annotation that belongs to it; default `node`) to the end of `node`, or over the whole file
-    when `whole_file` is set (module and file units). `parent` is the enclosing unit's identifier.
-    Languages that need more state while walking subclass it.
+    `node` is the declaration; the unit's text runs from `first` (a decorator, attribute, export
+    or annotation that belongs to it; default `node`) to the end of `last` (where a unit the
+    grammar cut short ends; default `node`), or over the whole file when `whole_file` is set
+    (module and file units). `parent` is the enclosing unit's identifier. A language that needs
+    more state while walking (its enclosing draft, references to resolve at the end) subclasses
+    it with fields of its own; what becomes the `Unit` is only what is here.
     """
 
     identifier: str
@@ -255,11 +236,38 @@ class Draft:
     parent: str | None = None
     namespace: str | None = None
     first: Node | None = None
+    last: Node | None = None
     whole_file: bool = False
     signature: str | None = None
     docstring: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     deps: list[Dependency] = field(default_factory=list)
+
+
+DraftT = TypeVar("DraftT", bound=Draft)
+
+
+class FileExtractor(Generic[DraftT]):
+    """The state every extractor's walk over one file starts from, written once.
+
+    A language's extractor subclasses it (`class _Extractor(base.FileExtractor[_Draft])`), adds
+    its own state in its `__init__` after `super().__init__(…)`, and implements `run`; its
+    module's `extract` (the registry's `Extractor` protocol) is `_Extractor(path, source,
+    layout).run()`. One instance serves one file and is dropped with it: nothing outlives the
+    call. `drafts` are the file's units in the order they will be emitted; `unique` numbers
+    repeats of an (identifier, type) in the file.
+    """
+
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        self.file_path = file_path
+        self.source = source
+        self.layout = layout
+        self.drafts: list[DraftT] = []
+        self.unique = UniqueIdentifiers()
+
+    def run(self) -> FileExtraction:
+        """Parse the file, walk it into `drafts`, resolve their references and freeze them."""
+        raise NotImplementedError
 
 
 def freeze(
@@ -294,8 +302,16 @@ def built(draft: Draft, file_path: str, language: str, source: bytes, dependenci
     that de-duplicates while resolving passes them here instead of through `freeze`)."""
     if draft.whole_file:
         start, end, code = file_span(source)
-    else:
-        start, end, code = node_span(draft.first or draft.node, draft.node, source)
+    else:  # `node_span(first, last, source)`, written out: this runs once per unit of every file
+        node = draft.node
+        first = draft.first or node
+        last = draft.last or node
+        start = first.start_point[0] + 1
+        end_row, end_col = last.end_point
+        if end_col > 0 or end_row == last.start_point[0]:
+            end_row += 1
+        end = end_row if end_row > start else start
+        code = source[first.start_byte : last.end_byte].decode("utf-8", "replace")
     return Unit(
         identifier=draft.identifier,
         type=draft.type,

@@ -81,15 +81,12 @@ _REFERENCES = """
 """
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[base.Draft]):
     """Top-level statements walked in Python (skipping function bodies); commands by query."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.directory = posixpath.dirname(file_path)
-        self.drafts: list[base.Draft] = []
-        self.unique = base.UniqueIdentifiers()
         self.comments = scopes.Comments([], source)
         self.functions: dict[str, str] = {}  # name → identifier
         self.sourced: list[tuple[str, ...]] = []  # candidate paths of every sourced file
@@ -316,4 +313,4 @@ def _clean(lines: list[str]) -> str | None:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one shell script: the script first, then its functions and tests in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

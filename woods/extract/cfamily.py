@@ -209,17 +209,14 @@ def _strip_operator(name: str) -> str:
     return name
 
 
-class CFamilyExtractor:
+class CFamilyExtractor(base.FileExtractor[_Draft]):
     """One walk over the declaration levels of a file, then one reference scan (woods/extract/scan.py)."""
 
     def __init__(self, file_path: str, source: bytes, grammar: str, language: str) -> None:
-        self.file_path = file_path
-        self.source = source
+        super().__init__(file_path, source)
         self.grammar = grammar
         self.language = language
         self.cpp = grammar == "cpp"
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
         self.declared: set[str] = set()  # qualified names (no `#n`) of this file's units
         self.declared_types: set[str] = set()
         self.classes: dict[str, list[str]] = {}  # simple class name → qualified names

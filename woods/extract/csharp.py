@@ -153,14 +153,11 @@ def clean_doc(raw: str | None) -> str | None:
     return "\n".join(line.strip() for line in lines) or None
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One walk over namespaces and type bodies, then one reference scan (woods/extract/scan.py)."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.declared: set[str] = set()  # qualified names (no `#n`) of this file's units
         self.declared_types: set[str] = set()
         self.usings: list[str] = []  # `using A.B;` namespaces
@@ -515,6 +512,6 @@ class _Extractor:
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one C# file: types outermost first, members in source order."""
     try:
-        return _Extractor(file_path, source).run()
+        return _Extractor(file_path, source, layout).run()
     except scan.ParseTimeoutError as error:
         return scan.parse_timeout(file_path, LANGUAGE, error)

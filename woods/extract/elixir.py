@@ -194,14 +194,11 @@ def _dedent(text: str) -> str:
     return "\n".join(line[indent:].rstrip() for line in lines).strip()
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """Definitions in one iterative walk over module bodies; calls by query, per innermost unit."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.comments = scopes.Comments([], source)
         self.functions: dict[str, dict[str, list[_Draft]]] = {}  # module → name → function drafts
         # One Dependency per distinct call (a module calls the same function many times).
@@ -627,4 +624,4 @@ class _Extractor:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Elixir file: modules outermost first, definitions in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

@@ -35,7 +35,7 @@ from woods.extract.ruby import (
     spelled_reference_captures,
     string_value,
 )
-from woods.units import Dependency, FileExtraction, Unit
+from woods.units import Dependency, FileExtraction
 
 LANGUAGE = "erb"
 UNIT_TYPE = "view_template"
@@ -260,8 +260,6 @@ def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LA
     code, root = ruby_view(source, template.root_node)
     facts, deps = _fact_nodes(root, code, file_path)
     deps += _render_targets(facts["render_call"], code, view_rel, suffix)
-    text = source.decode("utf-8", "replace")
-    line_end = max(1, text.count("\n") + (0 if text.endswith("\n") or not text else 1))
     metadata: dict[str, object] = {
         "partial": name.startswith("_"),
         "layout": bool(view_rel and view_rel.startswith("layouts/")),
@@ -272,20 +270,7 @@ def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LA
     }
     if view_rel and "/" in view_rel:
         metadata["controller_path"] = posixpath.dirname(view_rel)
-    unit = Unit(
-        identifier=identifier,
-        type=UNIT_TYPE,
-        language=LANGUAGE,
-        file_path=file_path,
-        line_start=1,
-        line_end=line_end,
-        source_code=text,
-        namespace=None,
-        signature=None,
-        docstring=None,
-        parent=None,
-        metadata=metadata,
-        dependencies=dedup_dependencies(deps),
-    )
+    draft = base.Draft(identifier, UNIT_TYPE, template.root_node, whole_file=True, metadata=metadata)
+    unit = base.built(draft, file_path, LANGUAGE, source, dedup_dependencies(deps))
     warnings = base.syntax_warnings(template, file_path)
     return FileExtraction(file_path=file_path, language=LANGUAGE, units=(unit,), warnings=warnings)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from tree_sitter import Node
 
@@ -91,33 +90,21 @@ def import_name(path: str) -> str:
 
 
 @dataclass(slots=True)
-class _Draft:
-    """A unit under construction; frozen into a Unit once its references are resolved."""
+class _Draft(base.Draft):
+    """A Go unit under construction: a method knows its receiver; generic code its type parameters."""
 
-    identifier: str
-    type: str
-    node: Node
-    parent: str | None
-    namespace: str
-    signature: str | None = None
-    docstring: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    deps: list[Dependency] = field(default_factory=list)
     receiver_name: str | None = None
     receiver_type: str | None = None
     type_params: set[str] = field(default_factory=set)
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One iterative walk over the file; every reference goes to the innermost unit."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.package = ""
         self.imports: dict[str, str] = {}  # local name → import path
-        self.drafts: list[_Draft] = []
-        self.seen_ids: dict[tuple[str, str], int] = {}
         self.siblings = preorder.Siblings()
         # Dependencies by (target, via), made once per file (they are frozen).
         self.edges: dict[tuple[str, str], Dependency] = {}
@@ -251,19 +238,13 @@ class _Extractor:
             if alias not in ("_", "."):
                 self.imports[alias] = path
 
-    def _unique(self, identifier: str, unit_type: str) -> str:
-        key = (identifier, unit_type)
-        count = self.seen_ids.get(key, 0) + 1
-        self.seen_ids[key] = count
-        return identifier if count == 1 else f"{identifier}#{count}"
-
     def _function(self, node: Node) -> _Draft:
         name = base.text(node.child_by_field_name("name"), self.source)
         body = node.child_by_field_name("body")
         if node.type == "method_declaration":
             recv_name, recv_type, pointer = self._receiver(node)
             parent = f"{self.package}.{recv_type}"
-            identifier = self._unique(f"{parent}.{name}", "method")
+            identifier = self.unique(f"{parent}.{name}", "method")
             draft = _Draft(identifier, "method", node, parent, parent)
             draft.receiver_name, draft.receiver_type = recv_name, recv_type
             draft.metadata["receiver"] = {"name": recv_name, "type": recv_type, "pointer": pointer}
@@ -271,7 +252,7 @@ class _Extractor:
             qualified = f"{self.package}.{name}"
             if name == "init":
                 qualified = f"{qualified}({posixpath.basename(self.file_path)})"
-            draft = _Draft(self._unique(qualified, "function"), "function", node, None, self.package)
+            draft = _Draft(self.unique(qualified, "function"), "function", node, None, self.package)
         draft.signature = self._header(node, body)
         draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENT))
         draft.metadata["exported"] = name[:1].isupper()
@@ -313,7 +294,7 @@ class _Extractor:
             1 for c in declaration.named_children if c.type in ("type_spec", "type_alias")
         ) == 1
         span = declaration if single and declaration is not None else spec
-        draft = _Draft(self._unique(f"{self.package}.{name}", kind), kind, span, None, self.package)
+        draft = _Draft(self.unique(f"{self.package}.{name}", kind), kind, span, None, self.package)
         body = None
         if type_node is not None and type_node.type == "struct_type":
             body = next((c for c in type_node.children if c.type == "field_declaration_list"), None)
@@ -331,7 +312,7 @@ class _Extractor:
 
     def _interface_method(self, node: Node, owner: _Draft) -> _Draft:
         name = base.text(node.child_by_field_name("name"), self.source)
-        identifier = self._unique(f"{owner.identifier}.{name}", "method")
+        identifier = self.unique(f"{owner.identifier}.{name}", "method")
         draft = _Draft(identifier, "method", node, owner.identifier, owner.identifier)
         draft.signature = base.one_line(base.text(node, self.source))
         draft.docstring = base.clean_comment(self.siblings.leading_comment(node, self.source, _COMMENT))
@@ -405,28 +386,13 @@ class _Extractor:
             owner.deps.append(self._edge(f"{self.package}.{name}", "code_reference"))
 
     def _freeze(self, draft: _Draft) -> Unit:
-        start, end = base.line_range(draft.node)
         # One object per (target, via) in a file (`_edge`): de-duplicating by identity keeps the
         # first of each, as `base.dedupe_dependencies` would.
         identifier = draft.identifier
         deps = tuple(d for d in {id(d): d for d in draft.deps}.values() if d.target != identifier)
-        return Unit(
-            identifier=draft.identifier,
-            type=draft.type,
-            language=LANGUAGE,
-            file_path=self.file_path,
-            line_start=start,
-            line_end=end,
-            source_code=base.text(draft.node, self.source),
-            namespace=draft.namespace,
-            signature=draft.signature,
-            docstring=draft.docstring,
-            parent=draft.parent,
-            metadata=draft.metadata,
-            dependencies=deps,
-        )
+        return base.built(draft, self.file_path, LANGUAGE, self.source, deps)
 
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Go file, in source order (a type before its interface methods)."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

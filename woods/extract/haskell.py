@@ -121,15 +121,12 @@ class _Imports:
     open: list[str] = field(default_factory=list)  # modules imported without a list or `qualified`
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """Declaration skeleton in one pass over the module's declarations; references by query."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.module = module_from_path(file_path)
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
         self.imports = _Imports()
         self.functions: set[str] = set()  # top-level value names of this module (incl. class methods)
         self.types: set[str] = set()  # type and class names of this module
@@ -541,4 +538,4 @@ def _clean_text(text: str) -> str | None:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Haskell file: the module first, then declarations in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

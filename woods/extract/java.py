@@ -18,7 +18,8 @@ in Java's own lookup order. `java.lang` names and type parameters are never edge
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence, Set
+from collections.abc import Set
+from dataclasses import dataclass, field
 from typing import Any
 
 from tree_sitter import Node
@@ -92,30 +93,18 @@ _PARAMETER_UNPLAIN = re.compile(rb"[@/\\(]")
 _PLAIN_IMPORT = re.compile(rb"import\s+(static\s+)?([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)(\.\*)?\s*;")
 
 
-class _Draft:
-    """A unit under construction; frozen into a Unit once its references are resolved.
+@dataclass(slots=True)
+class _Draft(base.Draft):
+    """A Java unit under construction: its enclosing type (`outer`), and what resolving its
+    references needs — type parameters, overloaded member names, members by name, the references
+    themselves and the chain of enclosing types."""
 
-    A plain class with an explicit constructor: a dataclass's default factories cost a call
-    each per draft, and most fields are set by the caller anyway."""
-
-    __slots__ = ("identifier", "type", "node", "parent", "namespace", "signature", "docstring", "metadata",
-                 "deps", "type_params", "overloaded", "members", "refs", "chain")
-
-    def __init__(self, identifier: str, unit_type: str, node: Node, parent: _Draft | None, namespace: str | None) -> None:
-        self.identifier = identifier
-        self.type = unit_type
-        self.node = node
-        self.parent = parent
-        self.namespace = namespace
-        self.signature: str | None = None
-        self.docstring: str | None = None
-        self.metadata: dict[str, Any] = {}
-        self.deps: Sequence[Dependency] = ()  # the imports, on top-level types
-        self.type_params: frozenset[str] = _NO_NAMES
-        self.overloaded: Set[str] = _NO_NAMES  # member names declared more than once
-        self.members: dict[str, list[str]] = {}  # method name → identifiers
-        self.refs: list[tuple[str, str, str]] = []  # (kind, via, dotted or name)
-        self.chain: tuple[str, ...] = ()  # a type's identifier, then its enclosing types', innermost first
+    outer: _Draft | None = None
+    type_params: frozenset[str] = _NO_NAMES
+    overloaded: Set[str] = _NO_NAMES  # member names declared more than once
+    members: dict[str, list[str]] = field(default_factory=dict)  # method name → identifiers
+    refs: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, via, dotted or name)
+    chain: tuple[str, ...] = ()  # a type's identifier, then its enclosing types', innermost first
 
 
 def _members(body: Node | None) -> list[Node]:
@@ -130,20 +119,17 @@ def _members(body: Node | None) -> list[Node]:
     return found
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One iterative walk; type references and calls go to the innermost unit."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.package: str | None = None
         self.single_imports: dict[str, str] = {}  # simple name → qualified type
         self.static_imports: dict[str, str] = {}  # member name → qualified owner type
         self.wildcards: list[str] = []
         self.import_deps: list[Dependency] = []
         self.declared: dict[str, list[str]] = {}  # simple type name → qualified names in this file
-        self.drafts: list[_Draft] = []
-        self.seen_ids: dict[tuple[str, str], int] = {}
         self.identifiers: set[str] = set()
         # Resolved references by the id of their enclosing type, then (kind, via, spelling):
         # `_resolve`'s answer, which depends on nothing else (type parameters aside), with the
@@ -272,15 +258,9 @@ class _Extractor:
             target = name
         self.import_deps.append(Dependency(target, "import", lookup=(target,)))
 
-    def _unique(self, identifier: str, unit_type: str) -> str:
-        key = (identifier, unit_type)
-        count = self.seen_ids.get(key, 0) + 1
-        self.seen_ids[key] = count
-        return identifier if count == 1 else f"{identifier}#{count}"
-
     def _enclosing_type(self, owner: _Draft | None) -> _Draft | None:
         while owner is not None and owner.type not in _TYPE_DECLARATIONS.values():
-            owner = owner.parent
+            owner = owner.outer
         return owner
 
     def _type(self, node: Node, owner: _Draft | None) -> _Draft:
@@ -288,9 +268,9 @@ class _Extractor:
         outer = self._enclosing_type(owner)
         prefix = outer.identifier if outer is not None else self.package
         unit_type = _TYPE_DECLARATIONS[node.type]
-        identifier = self._unique(f"{prefix}.{name}" if prefix else name, unit_type)
+        identifier = self.unique(f"{prefix}.{name}" if prefix else name, unit_type)
         self.declared.setdefault(name, []).append(identifier)
-        draft = _Draft(identifier, unit_type, node, outer, prefix)
+        draft = _Draft(identifier, unit_type, node, outer.identifier if outer is not None else None, prefix, outer=outer)
         draft.chain = (identifier, *outer.chain) if outer is not None else (identifier,)
         body = node.child_by_field_name("body")
         draft.signature = self._header(node, body)
@@ -374,9 +354,9 @@ class _Extractor:
         parameters = self._parameter_types(node, owner)
         if name in owner.overloaded:
             suffix = f"({','.join(parameters)})"
-        identifier = self._unique(f"{owner.identifier}#{name}{suffix}", unit_type)
+        identifier = self.unique(f"{owner.identifier}#{name}{suffix}", unit_type)
         owner.members.setdefault(name, []).append(identifier)
-        draft = _Draft(identifier, unit_type, node, owner, owner.identifier)
+        draft = _Draft(identifier, unit_type, node, owner.identifier, owner.identifier, outer=owner)
         body = node.child_by_field_name("body")
         header = self._header(node, body)
         draft.signature = header[:-1].rstrip() if header.endswith(";") else header
@@ -520,8 +500,7 @@ class _Extractor:
         return Dependency(known[0], via, lookup=tuple(known)), None
 
     def _freeze(self, draft: _Draft) -> Unit:
-        start, end = base.line_range(draft.node)
-        scope = draft if draft.type in _TYPE_UNITS else draft.parent  # a callable's owner is a type
+        scope = draft if draft.type in _TYPE_UNITS else draft.outer  # a callable's owner is a type
         resolved = self.resolved.get(id(scope))
         if resolved is None:
             resolved = self.resolved[id(scope)] = {}
@@ -547,21 +526,7 @@ class _Extractor:
             if key not in seen and key[0] != identifier:
                 seen.add(key)
                 deps.append(resolved_dep)
-        return Unit(
-            identifier=identifier,
-            type=draft.type,
-            language=LANGUAGE,
-            file_path=self.file_path,
-            line_start=start,
-            line_end=end,
-            source_code=base.text(draft.node, self.source),
-            namespace=draft.namespace,
-            signature=draft.signature,
-            docstring=draft.docstring,
-            parent=draft.parent.identifier if draft.parent is not None else None,
-            metadata=draft.metadata,
-            dependencies=tuple(deps),
-        )
+        return base.built(draft, self.file_path, LANGUAGE, self.source, tuple(deps))
 
 
 def _plain_modifiers(spelled: bytes) -> dict[str, Any] | None:
@@ -613,4 +578,4 @@ def _plain_parameter_types(inside: bytes) -> list[str] | None:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Java file: types outermost first, members in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

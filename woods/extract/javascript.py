@@ -101,20 +101,12 @@ class _Ref:
 
 
 @dataclass(slots=True)
-class _Draft:
-    """A unit under construction; frozen into a Unit after reference resolution."""
+class _Draft(base.Draft):
+    """A JS/TS unit under construction: its name inside the module, its enclosing unit (`outer`),
+    and the references resolved once the file's imports and declarations are known."""
 
-    identifier: str
-    qual: str  # the part after `<module>:`; "" for the module unit
-    type: str
-    first: Node
-    last: Node
-    parent: _Draft | None
-    namespace: str | None
-    signature: str | None = None
-    docstring: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    deps: list[Dependency] = field(default_factory=list)
+    qual: str = ""  # the part after `<module>:`; "" for the module unit
+    outer: _Draft | None = None
     # In source order; (CALL | TYPE | NESTED_TYPE, node, start byte) is a reference looked at only
     # when it can resolve (`_Extractor._freeze`).
     refs: list[_Ref | tuple[int, Node, int]] = field(default_factory=list)
@@ -286,12 +278,11 @@ def _visited_query(grammar: str) -> tuple[Query, tuple[int, ...]]:
 _UNRESOLVED = Dependency("", "")  # not yet in `_Extractor.shared_deps`
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One iterative pass over one file's tree, then reference resolution."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.module = module_identifier(file_path)
         self.directory = posixpath.dirname(file_path)
         self.grammar = grammar_for(file_path)
@@ -301,8 +292,6 @@ class _Extractor:
         self.bindings: dict[str, _Binding] = {}
         self.declared: set[str] = set()
         self.local_exports: set[str] = set()
-        self.drafts: list[_Draft] = []
-        self.seen_ids: dict[tuple[str, str], int] = {}
         self.identifiers: set[str] = set()
         self.resolvable: set[str] = set()  # first names a reference can resolve from
         self.resolvable_bytes: set[bytes] = set()  # the same, UTF-8 encoded
@@ -315,7 +304,7 @@ class _Extractor:
     def run(self) -> FileExtraction:
         tree = base.parse(self.grammar, self.source)
         root = tree.root_node
-        module = _Draft(self.module, "", "module", root, root, None, posixpath.dirname(self.module) or None)
+        module = _Draft(self.module, "module", root, namespace=posixpath.dirname(self.module) or None, whole_file=True)
         first_comment = root.named_child(0) if root.named_child_count else None
         if first_comment is not None and first_comment.type == "comment":
             module.docstring = base.clean_comment(base.text(first_comment, self.source))
@@ -457,11 +446,11 @@ class _Extractor:
         if name is None:
             return None
         qual = f"{prefix}.{name}" if prefix else name
-        identifier = self._unique(f"{self.module}:{qual}", unit_type)
+        identifier = self.unique(f"{self.module}:{qual}", unit_type)
         if "#" in identifier:
             qual = identifier.split(":", 1)[1]
         first, last = self._span(node, value_of)
-        draft = _Draft(identifier, qual, unit_type, first, last, owner, owner.identifier)
+        draft = _Draft(identifier, unit_type, last, owner.identifier, owner.identifier, first=first, qual=qual, outer=owner)
         self.declared.add(name)
         children = node.children
         kinds = [c.type for c in children]
@@ -631,12 +620,6 @@ class _Extractor:
             draft.refs.append(_Ref(via, chain))
             draft.metadata.setdefault("extends" if via == "superclass" else "implements", []).append(".".join(chain))
 
-    def _unique(self, identifier: str, unit_type: str) -> str:
-        key = (identifier, unit_type)
-        count = self.seen_ids.get(key, 0) + 1
-        self.seen_ids[key] = count
-        return identifier if count == 1 else f"{identifier}#{count}"
-
     # -- imports, exports and references ---------------------------------------------------
 
     def _module_dep(
@@ -797,7 +780,7 @@ class _Extractor:
         if root == "this":
             cls: _Draft | None = draft
             while cls is not None and cls.type != "class":
-                cls = cls.parent
+                cls = cls.outer
             if cls is None or len(rest) != 1:
                 return None
             target = f"{cls.identifier}.{rest[0]}"
@@ -809,7 +792,7 @@ class _Extractor:
             nested = f"{self.module}:{scope.qual}.{dotted}"
             if scope.type in ("function", "method") and nested in self.identifiers:
                 candidates.append(nested)
-            scope = scope.parent
+            scope = scope.outer
         binding = self.bindings.get(root)
         if binding is not None:
             candidates.extend(self._imported_candidates(binding, root, rest))
@@ -839,12 +822,9 @@ class _Extractor:
 
     def _freeze(self, draft: _Draft) -> Unit:
         if draft.type == "module":
-            start, end, code = base.file_span(self.source)
             draft.metadata["exports"] = sorted(self.local_exports)
-        else:
-            start, end, code = base.node_span(draft.first, draft.last, self.source)
-            if draft.parent is not None and draft.parent.type == "module" and draft.qual in self.local_exports:
-                draft.metadata["exported"] = True
+        elif draft.outer is not None and draft.outer.type == "module" and draft.qual in self.local_exports:
+            draft.metadata["exported"] = True
         deps: list[Dependency | None] = list(draft.deps)
         seen: set[tuple[str, tuple[str, ...]]] = set()
         # The chains of `seen`'s calls and code references spelled as source bytes (`a.b`), so a
@@ -860,7 +840,7 @@ class _Extractor:
         scope: _Draft | None = draft
         while scope is not None and not in_function:
             in_function = scope.type in ("function", "method")
-            scope = scope.parent
+            scope = scope.outer
         for ref in draft.refs:
             if type(ref) is tuple:
                 # A reference's chain starts with the name at its first byte; when that name is
@@ -934,23 +914,10 @@ class _Extractor:
                 if dep is _UNRESOLVED:
                     dep = shared[key] = self._resolve(found, draft)
                 deps.append(dep)
-        return Unit(
-            identifier=draft.identifier,
-            type=draft.type,
-            language=self.language,
-            file_path=self.file_path,
-            line_start=start,
-            line_end=end,
-            source_code=code,
-            namespace=draft.namespace,
-            signature=draft.signature,
-            docstring=draft.docstring,
-            parent=draft.parent.identifier if draft.parent is not None else None,
-            metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies(d for d in deps if d is not None and d.target != draft.identifier),
-        )
+        dependencies = base.dedupe_dependencies(d for d in deps if d is not None and d.target != draft.identifier)
+        return base.built(draft, self.file_path, self.language, self.source, dependencies)
 
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one JS/TS/TSX file: the module first, then declarations in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

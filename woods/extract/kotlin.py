@@ -107,15 +107,12 @@ class _Draft(base.Draft):
     refs: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (kind, segments)
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One walk over the file and class bodies, then one reference scan (woods/extract/scan.py)."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.package: tuple[str, ...] = ()
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
         self.declared: set[str] = set()
         self.declared_types: dict[str, str] = {}  # simple name → qualified name (first wins)
         self.bindings: dict[str, str] = {}  # imported simple name (or alias) → qualified name
@@ -549,6 +546,6 @@ class _Extractor:
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Kotlin file: declarations outermost first, members in source order."""
     try:
-        return _Extractor(file_path, source).run()
+        return _Extractor(file_path, source, layout).run()
     except scan.ParseTimeoutError as error:
         return scan.parse_timeout(file_path, LANGUAGE, error)

@@ -104,15 +104,12 @@ class _Draft(base.Draft):
     receiver: str | None = None
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """Top-level statements walked in Python; calls and requires by one query."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.module = module_name(file_path)
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
         self.comments: scopes.Comments  # (set by `run`, with the comments its query finds)
         self.module_table: str | None = None  # the local the file returns
         self.tables: set[str] = set()  # local tables of the file (`local Picker = {}`)
@@ -472,4 +469,4 @@ def _clean(lines: list[str]) -> str | None:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Lua file: the module first, then its top-level functions in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

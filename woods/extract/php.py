@@ -88,14 +88,11 @@ class _Draft(base.Draft):
     heritage: list[tuple[str, str]] = field(default_factory=list)  # (via, spelled) of `extends` … `use`
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One walk over namespaces and type bodies, then one reference scan (woods/extract/scan.py)."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.declared: set[str] = set()
         self.aliases: dict[str, dict[str, str]] = {}  # namespace → alias → class name
         self.functions: dict[str, dict[str, str]] = {}  # namespace → alias → function name
@@ -379,6 +376,6 @@ class _Extractor:
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one PHP file: types and functions in source order, each type before its methods."""
     try:
-        return _Extractor(file_path, source).run()
+        return _Extractor(file_path, source, layout).run()
     except scan.ParseTimeoutError as error:
         return scan.parse_timeout(file_path, LANGUAGE, error)

@@ -56,21 +56,15 @@ class _Ref(NamedTuple):
 
 
 @dataclass(slots=True)
-class _Draft:
-    """A unit under construction; frozen into a Unit after dependency resolution."""
+class _Draft(base.Draft):
+    """A Python unit under construction: its enclosing unit (`outer`), and the references,
+    bases and callees resolved once the whole file's imports are known."""
 
-    identifier: str
-    type: str
-    node: Node
-    parent: _Draft | None
-    namespace: str | None
+    outer: _Draft | None = None
     # The innermost class at or around the draft (self and super calls); a class draft's is
     # itself, a reference cycle `_Extractor.run` breaks once the units are frozen (the cyclic
     # collector is paused while an index is built, and would keep every file's drafts alive).
-    cls: _Draft | None
-    signature: str | None = None
-    docstring: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    cls: _Draft | None = None
     refs: list[_Ref] = field(default_factory=list)
     bases: list[tuple[str, ...]] = field(default_factory=list)
     base_targets: list[str] | None = None  # the bases resolved (classes; on first use)
@@ -285,16 +279,13 @@ def _query() -> Query:
     return Query(base.language("python"), _QUERY_SOURCE)
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One pass over one file's tree (iterative, so nesting depth is bounded only by memory)."""
 
-    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.module, self.is_package = module_name(file_path, layout.python_package_dirs)
         self.bindings: dict[str, str] = {}
-        self.drafts: list[_Draft] = []
-        self.seen_ids: dict[tuple[str, str], int] = {}
         self.top_level: set[str] = set()
         self.identifiers: set[str] = set()
         self.prefixes: set[str] = set()  # every identifier cut at each of its dots
@@ -309,7 +300,7 @@ class _Extractor:
         tree = base.parse("python", self.source)
         root = tree.root_node
         namespace = self.module.rpartition(".")[0] or None
-        module = _Draft(self.module, "module", root, None, namespace, None)
+        module = _Draft(self.module, "module", root, namespace=namespace, whole_file=True)
         module.docstring = _docstring(root, self.source)
         module.metadata["package"] = self.is_package
         self.drafts.append(module)
@@ -446,12 +437,6 @@ class _Extractor:
                         draft.namespace = renamed + draft.namespace[len(old):]
                     break
 
-    def _unique(self, identifier: str, unit_type: str) -> str:
-        key = (identifier, unit_type)
-        count = self.seen_ids.get(key, 0) + 1
-        self.seen_ids[key] = count
-        return identifier if count == 1 else f"{identifier}#{count}"
-
     def _definition(self, node: Node, owner: _Draft) -> tuple[_Draft, Node] | None:
         """The draft of a (decorated) definition and the definition node itself, or None when it
         has no name (syntax errors)."""
@@ -475,7 +460,7 @@ class _Extractor:
         is_class = definition_type == "class_definition"
         owner_type = owner.type
         unit_type = "class" if is_class else ("method" if owner_type == "class" else "function")
-        identifier = self._unique(f"{owner.identifier}.{name}", unit_type)
+        identifier = self.unique(f"{owner.identifier}.{name}", unit_type)
         if owner_type == "module":
             self.top_level.add(name)
         body = definition.child_by_field_id(f.body)
@@ -486,12 +471,12 @@ class _Extractor:
             identifier,
             unit_type,
             node,
-            owner,
             owner.identifier,
-            None,
-            _header(definition, body, source),
-            _docstring(body, source) or base.clean_comment(_leading_comment(node, source)),
-            metadata,
+            owner.identifier,
+            signature=_header(definition, body, source),
+            docstring=_docstring(body, source) or base.clean_comment(_leading_comment(node, source)),
+            metadata=metadata,
+            outer=owner,
         )
         draft.cls = draft if is_class else owner.cls
         chains = [_chain(_strip_call(decorator.named_child(0)), source) for decorator in decorators]
@@ -573,7 +558,7 @@ class _Extractor:
             # A package's `__init__` re-exports what it imports: the edge keeps the imported name
             # (`pkg.services.PostingService`, even when `pkg.services` itself re-exports it) instead
             # of falling back to the module, so `resolve` can follow the chain to the definition.
-            reexport = self.is_package and owner.parent is None and local == imported.split(".")[-1]
+            reexport = self.is_package and owner.outer is None and local == imported.split(".")[-1]
             lookup = (full, absolute) if absolute and not reexport else (full,)
             owner.refs.append(_Ref("import", kind="import", target=full, lookup=lookup))
 
@@ -597,11 +582,11 @@ class _Extractor:
         dotted = ".".join(chain)
         candidates: list[str] = []
         # Decorators and base classes are evaluated in the scope around the definition.
-        scope = draft.parent if ref.via in ("decorator", "superclass") else draft
+        scope = draft.outer if ref.via in ("decorator", "superclass") else draft
         while scope is not None and scope.type in ("function", "method"):
             if f"{scope.identifier}.{dotted}" in self.identifiers:
                 candidates.append(f"{scope.identifier}.{dotted}")
-            scope = scope.parent
+            scope = scope.outer
         candidates.append(f"{self.module}.{dotted}")
         if bound is not None:  # the imported name is the target
             candidates.append(".".join((bound, *chain[1:])))
@@ -642,7 +627,7 @@ class _Extractor:
             if kind == "name":
                 if ref.via == "decorator" or ref.via == "superclass":  # the scope around
                     if outer_local is None:
-                        outer_local = self._local_scope(draft.parent)
+                        outer_local = self._local_scope(draft.outer)
                     if outer_local:
                         key = None
                 else:
@@ -672,33 +657,13 @@ class _Extractor:
         while scope is not None and scope.type in ("function", "method"):
             if scope.identifier in self.prefixes:
                 return True
-            scope = scope.parent
+            scope = scope.outer
         return False
 
     def _freeze(self, draft: _Draft) -> Unit:
-        if draft.type == "module":
-            start, end, code = base.file_span(self.source)
-        else:
-            node = draft.node  # `base.node_span(node, node, source)`, inlined: once per unit
-            start = node.start_point[0] + 1
-            end_row, end_col = node.end_point
-            end = max(start, end_row + 1 if end_col > 0 or end_row == start - 1 else end_row)
-            code = self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
-        return Unit(
-            identifier=draft.identifier,
-            type=draft.type,
-            language=LANGUAGE,
-            file_path=self.file_path,
-            line_start=start,
-            line_end=end,
-            source_code=code,
-            namespace=draft.namespace,
-            signature=draft.signature,
-            docstring=draft.docstring,
-            parent=draft.parent.identifier if draft.parent is not None else None,
-            metadata=draft.metadata,
-            dependencies=self._dependencies(draft),
-        )
+        outer = draft.outer  # read now: overload stubs may have renamed it (`_implementations_own_their_names`)
+        draft.parent = outer.identifier if outer is not None else None
+        return base.built(draft, self.file_path, LANGUAGE, self.source, self._dependencies(draft))
 
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:

@@ -85,38 +85,31 @@ _COMMENT_QUERY_SOURCE = "(comment) @comment"
 
 
 @dataclass(slots=True)
-class UnitDraft:
-    """A unit under construction: the walk fills it, `rails.py` may retype and enrich it.
+class UnitDraft(base.Draft):
+    """A Ruby unit under construction: the walk fills it, `rails/` may retype and enrich it.
 
     Kept mutable (unlike `Unit`) because Rails post-processing decides the type, metadata and extra
-    edges after the generic Ruby walk has seen the whole file.
+    edges after the generic Ruby walk has seen the whole file. Its dependencies are collected with
+    their start bytes (`deps_at`) and ordered by them when frozen (`dedup_dependencies`); `last`
+    is set for namespaces recovered from a syntax error (the unit ends there).
     """
 
-    identifier: str
-    type: str
-    kind: str  # "class" | "module" | "method"
-    name: str
-    node: Node
-    nesting: tuple[str, ...]  # lexical nesting in force inside the unit, innermost first
-    namespace: str | None
-    parent: str | None
-    signature: str
-    docstring: str | None
+    kind: str = field(kw_only=True)  # "class" | "module" | "method"
+    name: str = field(kw_only=True)
+    nesting: tuple[str, ...] = field(kw_only=True)  # lexical nesting in force inside the unit, innermost first
     body: Node | None = None  # a class or module body (a method's references are read from its node)
     superclass: str | None = None  # the superclass constant path as written (no leading ::)
     superclass_lookup: tuple[str, ...] = ()
     singleton: bool = False
     visibility: str = "public"
     owner: UnitDraft | None = None
-    metadata: dict[str, object] = field(default_factory=dict)
-    deps: list[tuple[int, Dependency]] = field(default_factory=list)
+    deps_at: list[tuple[int, Dependency]] = field(default_factory=list)  # (start byte, dependency)
     dsl_calls: list[Node] = field(default_factory=list)  # receiver-less calls of the class body
     methods: list[UnitDraft] = field(default_factory=list)
     explicit_visibility: dict[str, str] = field(default_factory=dict)  # `private :foo`
-    span_end: Node | None = None  # set for namespaces recovered from a syntax error: unit ends here
 
     def add_dep(self, position: int, dep: Dependency) -> None:
-        self.deps.append((position, dep))
+        self.deps_at.append((position, dep))
 
 
 @dataclass
@@ -1191,7 +1184,7 @@ class _Walker:
             ),
             docstring=self._docstring(keyword),
             owner=scope.owner,
-            span_end=error,
+            last=error,
         )
         draft.metadata["recovered"] = True
         if superclass is not None:
@@ -1296,7 +1289,7 @@ class _Walker:
             draft.metadata["superclass"] = path
         elif expression is not None:
             draft.metadata["superclass"] = node_text(expression, self.source)
-            draft.deps.extend(
+            draft.deps_at.extend(
                 collect_references(expression, self.source, outer, self.file_path, include_root=True)
             )
 
@@ -1367,14 +1360,14 @@ class _Walker:
         draft = UnitDraft(
             identifier,
             "method",
-            "method",
-            name,
             node,
-            owner.nesting if owner is not None else scope.nesting,
             owner.identifier if owner is not None else None,
             owner.identifier if owner is not None else None,
-            signature_of(node, source, params or name_node),
-            self._docstring(node),
+            signature=signature_of(node, source, params or name_node),
+            docstring=self._docstring(node),
+            kind="method",
+            name=name,
+            nesting=owner.nesting if owner is not None else scope.nesting,
             singleton=singleton,
             visibility=visibility,
             owner=owner,
@@ -1440,27 +1433,27 @@ def _finish_dependencies(walked: RubyFile) -> None:
         for draft in walked.drafts:
             if draft.kind == "method":
                 found = scan.method_references(draft.node, draft.nesting)
-                draft.deps.extend(found if found is not None else collect_references(draft.node, source, draft.nesting, path))
+                draft.deps_at.extend(found if found is not None else collect_references(draft.node, source, draft.nesting, path))
         for draft in walked.drafts:
             if draft.kind != "method" and draft.body is not None:
                 found = scan.references(draft.body, draft.nesting) if scan.reaches(draft.node) else None
                 if found is None:
                     found = collect_references(draft.body, source, draft.nesting, path)
-                draft.deps.extend(found)
+                draft.deps_at.extend(found)
             if draft.owner is None and draft.kind != "method":
-                draft.deps.extend(walked.file_requires)
+                draft.deps_at.extend(walked.file_requires)
         return
     known: dict[tuple[int, tuple[str, ...]], list[tuple[int, Dependency]]] = {}
     for draft in walked.drafts:
         if draft.kind == "method":
             references = collect_references(draft.node, source, draft.nesting, path)
             known[(draft.node.id, draft.nesting)] = references
-            draft.deps.extend(references)
+            draft.deps_at.extend(references)
     for draft in walked.drafts:
         if draft.kind != "method" and draft.body is not None:
-            draft.deps.extend(collect_references(draft.body, source, draft.nesting, path, known=known))
+            draft.deps_at.extend(collect_references(draft.body, source, draft.nesting, path, known=known))
         if draft.owner is None and draft.kind != "method":
-            draft.deps.extend(walked.file_requires)
+            draft.deps_at.extend(walked.file_requires)
 
 
 def _apply_explicit_visibility(drafts: list[UnitDraft]) -> None:
@@ -1517,31 +1510,8 @@ def walk_file(file_path: str, source: bytes, *, scan: bool = True) -> tuple[Ruby
     return walked, base.syntax_warnings(tree, file_path)
 
 
-def _span_lines(first: Node, last: Node) -> tuple[int, int]:
-    start = first.start_point[0] + 1
-    end_row, end_col = last.end_point
-    end = end_row + 1 if end_col > 0 else end_row
-    return start, max(start, end)
-
-
 def draft_to_unit(draft: UnitDraft, file_path: str, source: bytes) -> Unit:
-    last = draft.span_end or draft.node
-    start, end = _span_lines(draft.node, last)
-    return Unit(
-        identifier=draft.identifier,
-        type=draft.type,
-        language=LANGUAGE,
-        file_path=file_path,
-        line_start=start,
-        line_end=end,
-        source_code=source[draft.node.start_byte : last.end_byte].decode("utf-8", "replace"),
-        namespace=draft.namespace,
-        signature=draft.signature,
-        docstring=draft.docstring,
-        parent=draft.parent,
-        metadata=draft.metadata,
-        dependencies=dedup_dependencies(draft.deps),
-    )
+    return base.built(draft, file_path, LANGUAGE, source, dedup_dependencies(draft.deps_at))
 
 
 def is_namespace_wrapper(draft: UnitDraft) -> bool:

@@ -190,21 +190,12 @@ class _Ctx:
 
 
 @dataclass(slots=True)
-class _Draft:
-    """A unit under construction; frozen into a Unit once its references are resolved."""
+class _Draft(base.Draft):
+    """A Rust unit under construction: where it sits (`ctx`), its enclosing unit (`outer`), and
+    the paths it refers to, resolved once every `use` of the file is known."""
 
-    identifier: str
-    type: str
-    first: Node
-    node: Node
-    parent: str | None
-    namespace: str | None
-    ctx: _Ctx
+    ctx: _Ctx = field(kw_only=True)
     outer: _Draft | None = None
-    signature: str | None = None
-    docstring: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    deps: list[Dependency] = field(default_factory=list)
     refs: list[tuple[str, tuple[str, ...], _Ctx]] = field(default_factory=list)
 
 
@@ -280,18 +271,15 @@ def _leading_docs(siblings: list[Node], index: int, source: bytes) -> str | None
     return base.clean_comment("\n".join(lines)) if lines else None
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One iterative walk; paths are resolved at the end, when every `use` is known."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.root_module = module_path(file_path)
         self.bindings: dict[str, str] = {}  # local name → absolute path
         self.declared: dict[str, str] = {}  # item name → identifier (first declaration wins)
-        self.drafts: list[_Draft] = []
         self.by_id: dict[str, _Draft] = {}
-        self.seen_ids: dict[tuple[str, str], int] = {}
         self.impls: list[tuple[str, tuple[str, ...], _Ctx, _Draft]] = []
         self.child_mods: dict[str, set[str]] = {}  # module path → names of its `mod x` items
         self.siblings = preorder.Siblings()
@@ -307,7 +295,7 @@ class _Extractor:
         _parsed, tree = reparse_unwrapped(self.source, tree)
         root = tree.root_node
         ctx = _Ctx(self.root_module)
-        module = _Draft(self.root_module, "module", root, root, None, self._parent_module(self.root_module), ctx)
+        module = _Draft(self.root_module, "module", root, namespace=self._parent_module(self.root_module), whole_file=True, ctx=ctx)
         module.docstring = self._inner_docs(root)
         self.drafts.append(module)
         top_level = root.named_children
@@ -427,14 +415,8 @@ class _Extractor:
                 lines.append(raw.replace("/*!", "/*", 1).rstrip("\n"))
         return base.clean_comment("\n".join(lines)) if lines else None
 
-    def _unique(self, identifier: str, unit_type: str) -> str:
-        key = (identifier, unit_type)
-        count = self.seen_ids.get(key, 0) + 1
-        self.seen_ids[key] = count
-        return identifier if count == 1 else f"{identifier}#{count}"
-
     def _new(self, node: Node, name: str, unit_type: str, owner: _Draft, ctx: _Ctx, prefix: str) -> _Draft:
-        identifier = self._unique(f"{prefix}::{name}", unit_type)
+        identifier = self.unique(f"{prefix}::{name}", unit_type)
         siblings, index = self.siblings.place(node)
         first = index  # the item's first node, its `#[…]` attributes included
         for position in range(index - 1, -1, -1):
@@ -443,7 +425,7 @@ class _Extractor:
                 if previous.type != "attribute_item":
                     break
                 first = position
-        draft = _Draft(identifier, unit_type, siblings[first], node, prefix, prefix, ctx, owner)
+        draft = _Draft(identifier, unit_type, node, prefix, prefix, first=siblings[first], ctx=ctx, outer=owner)
         body = node.child_by_field_name("body")
         stop = body.start_byte if body is not None else node.end_byte
         header = base.one_line(self.source[node.start_byte : stop].decode("utf-8", "replace"))
@@ -715,27 +697,10 @@ class _Extractor:
                 )
             if found is not None:
                 deps.append(found)
-        if draft.type == "module" and draft.node.type == "source_file":
-            start, end, code = base.file_span(self.source)
-        else:
-            start, end, code = base.node_span(draft.first, draft.node, self.source)
-        return Unit(
-            identifier=draft.identifier,
-            type=draft.type,
-            language=LANGUAGE,
-            file_path=self.file_path,
-            line_start=start,
-            line_end=end,
-            source_code=code,
-            namespace=draft.namespace,
-            signature=draft.signature,  # None for the file's module, the one `source_file` node
-            docstring=draft.docstring,
-            parent=draft.parent,
-            metadata=draft.metadata,
-            dependencies=base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]) if deps else (),
-        )
+        dependencies = base.dedupe_dependencies([d for d in deps if d.target != draft.identifier]) if deps else ()
+        return base.built(draft, self.file_path, LANGUAGE, self.source, dependencies)
 
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Rust file: the file's module first, then items in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

@@ -103,14 +103,11 @@ class _Imports:
     wildcards: list[str] = field(default_factory=list)
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """Declaration skeleton in one iterative walk; references from one query, per innermost unit."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.imports = _Imports()
         self.declared: dict[str, list[str]] = {}  # simple type/object name → identifiers in this file
         self.file_imports: list[Dependency] = []  # imports outside any template: on every top-level unit
@@ -439,4 +436,4 @@ class _Extractor:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Scala file: definitions outermost first, in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

@@ -85,14 +85,11 @@ class _Draft(base.Draft):
     refs: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (kind, segments)
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """One walk over the file and type bodies, then one reference scan (woods/extract/scan.py)."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.declared: set[str] = set()
         self.imports: list[Dependency] = []
         self.protocols: set[str] = set()  # protocols declared at the top of this file
@@ -391,6 +388,6 @@ class _Extractor:
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Swift file: declarations outermost first, members in source order."""
     try:
-        return _Extractor(file_path, source).run()
+        return _Extractor(file_path, source, layout).run()
     except scan.ParseTimeoutError as error:
         return scan.parse_timeout(file_path, LANGUAGE, error)

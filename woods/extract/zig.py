@@ -82,16 +82,13 @@ class _Draft(base.Draft):
     self_aliases: set[str] = field(default_factory=set)  # `const Self = @This();`
 
 
-class _Extractor:
+class _Extractor(base.FileExtractor[_Draft]):
     """Containers walked in Python (never into function bodies); references by one query."""
 
-    def __init__(self, file_path: str, source: bytes) -> None:
-        self.file_path = file_path
-        self.source = source
+    def __init__(self, file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> None:
+        super().__init__(file_path, source, layout)
         self.directory = posixpath.dirname(file_path)
         self.module = module_name(file_path)
-        self.drafts: list[_Draft] = []
-        self.unique = base.UniqueIdentifiers()
         self.comments: scopes.Comments  # (set by `run`, with the comments its query finds)
         self.scope_chains: dict[int, list[_Draft]] = {}  # `_scopes` of each draft (by id), once known
         self.bindings: dict[str, str] = {}  # top-level name → what it stands for (module or path)
@@ -360,4 +357,4 @@ class _Extractor:
 
 def extract(file_path: str, source: bytes, layout: RepositoryLayout = UNKNOWN_LAYOUT) -> FileExtraction:
     """Units of one Zig file: the file's module first, then its declarations in source order."""
-    return _Extractor(file_path, source).run()
+    return _Extractor(file_path, source, layout).run()

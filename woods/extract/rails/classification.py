@@ -103,7 +103,7 @@ def primary_draft(drafts: list[UnitDraft], rel: str) -> UnitDraft | None:
 
 
 def mixins(draft: UnitDraft, via: str) -> list[str]:
-    return [dep.target for _, dep in draft.deps if dep.via == via]
+    return [dep.target for _, dep in draft.deps_at if dep.via == via]
 
 
 def is_concern(draft: UnitDraft) -> bool:
