@@ -74,8 +74,9 @@ CATEGORIES = ("architecture", "semantic")
 PATTERNS = ("registry", "contract", "legacy", "build", "docs-gen")
 SYSTEMS = ("woods", "phase1", "lexical", "vector", "bm25-files")
 # Index-time encoders (`index --provider`, as bench/semble_eval.py): `default` is woods' own choice
-# (today the packaged MiniLM through ONNX int8); `MODULE:CALLABLE` names any factory returning an
-# EmbeddingProvider (a static model, later), imported from PYTHONPATH.
+# (today the packaged MiniLM through ONNX int8); any other name woods' `index_provider(name)` knows
+# (`static`, once the static model is merged); `MODULE:CALLABLE` names any factory returning an
+# EmbeddingProvider, imported from PYTHONPATH.
 PROVIDERS = ("default", "st-fp32", "st-bf16", "onnx-fp32", "onnx-int8")
 
 
@@ -444,8 +445,14 @@ def provider_factory(name: str) -> Callable[[], Any]:
 
             module, _, attr = name.partition(":")
             made.append(getattr(importlib.import_module(module), attr)())
-        else:
-            raise SystemExit(f"unknown provider {name!r} (one of {', '.join(PROVIDERS)} or MODULE:CALLABLE)")
+        else:  # a name woods' own selector knows (e.g. `static`, once that model is merged)
+            from woods.embedding.select import index_provider
+
+            try:
+                made.append(index_provider(name))
+            except ValueError:
+                raise SystemExit(f"unknown provider {name!r} (one of {', '.join(PROVIDERS)}, a name "
+                                 "woods.embedding.select.index_provider knows, or MODULE:CALLABLE)") from None
         return made[0]
 
     return make
@@ -504,10 +511,11 @@ class WoodsSystem:
     """woods' retriever in-process, asked as `woods search QUERY --limit 10` asks it (the same
     strategy, exact-name promotion and one-shot numpy query encoder; bench/semble_eval.py)."""
 
-    def __init__(self, strategy: str | None, lexical_store: bool, provider: str) -> None:
+    def __init__(self, strategy: str | None, lexical_store: bool, provider: str, config: Any = None) -> None:
         self.strategy = strategy
         self.lexical_store = lexical_store
         self.provider = provider
+        self.config = config  # a CodeSearchConfig (`score --config`); None: woods' defaults
         self._encoders: dict[str, Any] = {}
 
     def open(self, repo: Repo, dataset: str) -> Callable[[str], list[Hit]]:
@@ -527,7 +535,7 @@ class WoodsSystem:
                 self._encoders[key] = query_embedder(description, one_shot=True)
             return self._encoders[key]
 
-        retriever = Retriever(stores, embedder, profile="code")
+        retriever = Retriever(stores, embedder, profile="code", code_config=self.config)
 
         def search(query: str) -> list[Hit]:
             result = retriever.retrieve(query, strategy=self.strategy, limit=TOP_K)
@@ -599,7 +607,18 @@ def bm25_for(root: Path) -> BM25Files:
     return BM25Files(docs)
 
 
-def system_searcher(system: str, provider: str) -> Callable[[Repo, str], Callable[[str], list[Hit]]]:
+def code_config(pairs: Sequence[str]) -> Any:
+    """None without changes, else a CodeSearchConfig with `field=value` changes (bench/_common.py's
+    parser, the one bench/semble_eval.py uses)."""
+    if not pairs:
+        return None
+    sys.path.insert(0, str(HERE.parent))
+    from _common import code_search_config
+
+    return code_search_config(pairs)
+
+
+def system_searcher(system: str, provider: str, config: Any = None) -> Callable[[Repo, str], Callable[[str], list[Hit]]]:
     if system == "bm25-files":
 
         def open_bm25(repo: Repo, dataset: str) -> Callable[[str], list[Hit]]:
@@ -608,10 +627,10 @@ def system_searcher(system: str, provider: str) -> Callable[[Repo, str], Callabl
 
         return open_bm25
     woods = {
-        "woods": WoodsSystem(None, False, provider),
-        "phase1": WoodsSystem(None, True, provider),
-        "lexical": WoodsSystem("lexical", False, provider),
-        "vector": WoodsSystem("vector", False, provider),
+        "woods": WoodsSystem(None, False, provider, config),
+        "phase1": WoodsSystem(None, True, provider, config),
+        "lexical": WoodsSystem("lexical", False, provider, config),
+        "vector": WoodsSystem("vector", False, provider, config),
     }[system]
     return woods.open
 
@@ -627,9 +646,10 @@ def to_repo_rel(path: str, repo: Repo) -> str:
     return f"{repo.benchmark_root.strip('/')}/{p}" if repo.benchmark_root else p
 
 
-def score_repo(repo: Repo, opener: Callable[[Repo, str], Callable[[str], list[Hit]]]) -> dict[str, Any]:
+def score_repo(repo: Repo, opener: Callable[[Repo, str], Callable[[str], list[Hit]]],
+               datasets: Sequence[str] = ("arch", "fn")) -> dict[str, Any]:
     row: dict[str, Any] = {"repo": repo.name, "github": repo.repo, "commit": repo.commit, "language": repo.language}
-    if repo.questions:
+    if repo.questions and "arch" in datasets:
         search = opener(repo, "arch")
         queries = []
         for q in repo.questions:
@@ -646,7 +666,7 @@ def score_repo(repo: Repo, opener: Callable[[Repo, str], Callable[[str], list[Hi
         row["arch"] = {"n": len(queries), "ndcg10": statistics.fmean(e["ndcg10"] for e in queries),
                        "by_category": {c: statistics.fmean(v) for c, v in sorted(by_cat.items())},
                        "p50_ms": statistics.median(e["ms"] for e in queries), "queries": queries}
-    if repo.functions:
+    if repo.functions and "fn" in datasets:
         search = opener(repo, "fn")
         tasks = []
         for t in repo.functions:
@@ -663,18 +683,20 @@ def cmd_score(args: argparse.Namespace) -> None:
     out_dir = WORK / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     repos = load_repos(args.repo, args.language)
+    config = code_config(args.config)
     for system in args.systems:
-        opener = system_searcher(system, args.provider)
+        opener = system_searcher(system, args.provider, config)
         rows = []
         for repo in repos:
-            row = score_repo(repo, opener)
+            row = score_repo(repo, opener, args.set or ("arch", "fn"))
             rows.append(row)
             arch = f"arch NDCG@10={row['arch']['ndcg10']:.3f}" if "arch" in row else ""
             fn = (f"fn MRR@10={row['fn']['fn_mrr10']:.3f} file MRR@10={row['fn']['file_mrr10']:.3f}"
                   if "fn" in row else "")
             print(f"[{system}] {repo.name:12s} {repo.language:10s} {arch}  {fn}", file=sys.stderr, flush=True)
-        name = result_name(system, args.provider)
+        name = result_name(system, args.provider) + (f"+{args.tag}" if args.tag else "")
         meta = {"system": system, "provider": None if system in ("phase1", "bm25-files") else args.provider,
+                "config": list(args.config),
                 "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "python": sys.version.split()[0]}
         (out_dir / f"{name}.json").write_text(json.dumps({"name": name, "meta": meta, "repos": rows}, indent=1) + "\n")
         print(f"wrote {out_dir / f'{name}.json'}", file=sys.stderr)
@@ -719,7 +741,10 @@ def _fmt(v: float | None) -> str:
 
 
 def build_report(results: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    names = sorted(results, key=lambda n: (SYSTEMS.index(n.split("@")[0]) if n.split("@")[0] in SYSTEMS else 99, n))
+    def base(n: str) -> str:
+        return re.split(r"[@+]", n)[0]
+
+    names = sorted(results, key=lambda n: (SYSTEMS.index(base(n)) if base(n) in SYSTEMS else 99, n))
     languages = sorted({r["language"] for v in results.values() for r in v["repos"]})
     summary: dict[str, Any] = {"metric": "arch: file NDCG@10; fn: MRR@10; mean over repos of per-repo means",
                                "systems": {}}
@@ -761,12 +786,12 @@ def build_report(results: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any
             lr = [r for r in rows if r["language"] == lang]
             a, b = aggregate(lr, "fn", "fn_mrr10"), aggregate(lr, "fn", "file_mrr10")
             per_lang[lang] = {"fn_mrr10": a, "file_mrr10": b}
-            cells.append(f"{_fmt(a) if n != 'bm25-files' else '—'} / {_fmt(b)}")
-        fn_cell = "—" if n == "bm25-files" else f"**{_fmt(fn)}**"
-        strict_cell = "—" if n == "bm25-files" else _fmt(strict)
+            cells.append(f"{_fmt(a) if base(n) != 'bm25-files' else '—'} / {_fmt(b)}")
+        fn_cell = "—" if base(n) == "bm25-files" else f"**{_fmt(fn)}**"
+        strict_cell = "—" if base(n) == "bm25-files" else _fmt(strict)
         lines.append(f"| {n} | {fn_cell} | {strict_cell} | {_fmt(fmrr)} | {nf} | " + " | ".join(cells) + " |")
-        summary["systems"].setdefault(n, {})["fn"] = {"fn_mrr10": None if n == "bm25-files" else fn,
-                                                      "fn_mrr10_strict": None if n == "bm25-files" else strict,
+        summary["systems"].setdefault(n, {})["fn"] = {"fn_mrr10": None if base(n) == "bm25-files" else fn,
+                                                      "fn_mrr10_strict": None if base(n) == "bm25-files" else strict,
                                                       "file_mrr10": fmrr, "n": nf, "by_language": per_lang}
     lines += ["", "## Per repository", "", "Architecture NDCG@10 · function MRR@10 · file MRR@10 (function set).", "",
               "| repo | language | Q | F | " + " | ".join(names) + " |", "|---|---|---:|---:|" + "---|" * len(names)]
@@ -782,7 +807,7 @@ def build_report(results: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any
             nq, nf = r.get("arch", {}).get("n", 0), r.get("fn", {}).get("n", 0)
             a = _fmt(r["arch"]["ndcg10"]) if "arch" in r else "—"
             f = r.get("fn")
-            fcell = "—" if not f else (f"— · {_fmt(f['file_mrr10'])}" if n == "bm25-files"
+            fcell = "—" if not f else (f"— · {_fmt(f['file_mrr10'])}" if base(n) == "bm25-files"
                                        else f"{_fmt(f['fn_mrr10'])} · {_fmt(f['file_mrr10'])}")
             cells.append(f"{a} · {fcell}")
         lines.append(f"| {name} | {lang} | {nq} | {nf} | " + " | ".join(cells) + " |")
@@ -874,6 +899,9 @@ def main() -> None:
     common(p)
     p.add_argument("--provider", default="default", help="which vector stores to read (as `index --provider`)")
     p.add_argument("--systems", nargs="+", default=list(SYSTEMS), choices=SYSTEMS)
+    p.add_argument("--set", action="append", choices=("arch", "fn"), help="which sets (default both)")
+    p.add_argument("--config", action="append", default=[], help="CodeSearchConfig field=value (an ablation)")
+    p.add_argument("--tag", default=None, help="suffix of the result names (results/<system>+<tag>.json)")
     p.set_defaults(func=cmd_score)
     p = sub.add_parser("report", help="results/report.md and summary.json")
     p.add_argument("--systems", nargs="*", default=None, help="result names to include (default all)")
