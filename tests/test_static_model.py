@@ -134,3 +134,15 @@ def test_never_imports_torch() -> None:
     env.pop("WOODS_STATIC_MODEL", None)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_recorded_weights_digest_is_the_weights_digest() -> None:
+    """model.json's digest is what a cold query fingerprints the weights by; it must be theirs."""
+    import hashlib
+
+    model_dir = default_model_dir()
+    config = json.loads((model_dir / "model.json").read_text())
+    weights = (model_dir / "model.safetensors").read_bytes()
+    assert config["weights_sha256"] == hashlib.sha256(weights).hexdigest()
+    assert config["weights_bytes"] == len(weights)
+    assert StaticEmbeddingProvider().weights_fingerprint == config["weights_sha256"]

@@ -92,14 +92,18 @@ class StaticModelConfig:
     vocabulary_size: int
     split_identifiers: bool
     provenance: dict[str, Any]
+    # The weights file's SHA-256 and size as the export recorded them (None: an older build).
+    weights_sha256: str | None = None
+    weights_bytes: int | None = None
 
     @classmethod
     def read(cls, model_dir: Path) -> StaticModelConfig:
         raw = json.loads((model_dir / CONFIG_FILE).read_text(encoding="utf-8"))
         if int(raw.get("format", 0)) != FORMAT_VERSION:
             raise ValueError(f"{model_dir / CONFIG_FILE}: format {raw.get('format')!r}, this woods reads {FORMAT_VERSION}")
+        digest, size = raw.get("weights_sha256"), raw.get("weights_bytes")
         return cls(int(raw["dimension"]), int(raw["vocabulary_size"]), bool(raw["split_identifiers"]),
-                   dict(raw.get("provenance", {})))
+                   dict(raw.get("provenance", {})), str(digest) if digest else None, int(size) if size else None)
 
 
 def _load_tokenizer(path: Path) -> Any:
@@ -136,6 +140,11 @@ class StaticEmbeddingProvider:
 
     @property
     def weights_fingerprint(self) -> str:
+        """The weights' SHA-256: as model.json records it when the file has the recorded size (a
+        cold query then reads no 11 MB to hash them), else hashed."""
+        recorded, size = self.config.weights_sha256, self.config.weights_bytes
+        if recorded and size is not None and (self.model_dir / WEIGHTS_FILE).stat().st_size == size:
+            return recorded
         return file_fingerprint(self.model_dir / WEIGHTS_FILE)
 
     def count_tokens(self, text: str) -> int:
