@@ -5,8 +5,9 @@ run builds the generation exactly as a local run does, into a private staging di
 with its FTS5 index, FAISS, the manifest), then `publish` copies it into the server:
 
 1. in ONE transaction: register the generation, create its tables (`woods.g<id>_*`), COPY every
-   row (vectors in binary), copy the lexical term statistics from the generation's postings
-   (FTS5's own counts; a generation written before them is grouped from `fts5vocab`), build the
+   row (vectors in binary), copy the generation's lexical postings as they are (FTS5's own counts,
+   `woods.store.postings`; a generation written before them gets per-term rows grouped from
+   `fts5vocab`, scored in SQL), build the
    indexes (HNSW for generations above `EXACT_SEARCH_MAX_CHUNKS`), ANALYZE, and move the
    repository's `current_generation` pointer;
 2. COMMIT — the commit point. Readers read through the pointer (MVCC), so they see the old
@@ -127,6 +128,25 @@ CREATE TABLE {p}edges (
     source_key text COLLATE "C" NOT NULL, source text COLLATE "C" NOT NULL, target text COLLATE "C" NOT NULL,
     target_key text COLLATE "C", via text COLLATE "C" NOT NULL, ordinal integer NOT NULL
 );
+"""
+# The lexical index of a generation written with postings (every generation woods writes now):
+# the local index's postings as they are (`woods.store.postings`: per token its rows and per-column
+# counts as two blobs) and every row's length. A reader scores them with the local backend's own
+# function (`postings.bm25_scores`): same lists by construction, and a query reads a few blobs
+# instead of joining every row of its words. Blobs are stored uncompressed (EXTERNAL): they are
+# dense integers, and a reader should not pay for decompression.
+_POSTINGS_TABLES = """
+CREATE TABLE {p}postings (
+    term text COLLATE "C" PRIMARY KEY, rows integer NOT NULL, wide boolean NOT NULL, docs bytea NOT NULL,
+    tfs bytea NOT NULL
+);
+ALTER TABLE {p}postings ALTER COLUMN docs SET STORAGE EXTERNAL, ALTER COLUMN tfs SET STORAGE EXTERNAL;
+CREATE TABLE {p}lengths (id integer PRIMARY KEY, data bytea NOT NULL);
+ALTER TABLE {p}lengths ALTER COLUMN data SET STORAGE EXTERNAL;
+"""
+# A generation written before the postings (a local build of an older woods) gets the term
+# statistics one row per (term, unit), scored in SQL as before.
+_TERMS_TABLE = """
 CREATE TABLE {p}terms (
     term text COLLATE "C" NOT NULL, unit_row integer NOT NULL,
     tf0 integer NOT NULL, tf1 integer NOT NULL, tf2 integer NOT NULL, tf3 integer NOT NULL, tf4 integer NOT NULL
@@ -144,10 +164,11 @@ CREATE UNIQUE INDEX ON {p}chunks (embedding_id);
 CREATE INDEX ON {p}chunks (unit_key, chunk_index);
 CREATE INDEX ON {p}edges (source);
 CREATE INDEX ON {p}edges (target);
-CREATE INDEX ON {p}terms (term);
 """
+_TERMS_INDEX = """CREATE INDEX ON {p}terms (term);"""
 
-_GENERATION_TABLE_NAMES = ("files", "extractions", "units", "chunks", "edges", "terms")
+# Every table a generation may have (dropped together; IF EXISTS: a generation has postings or terms).
+_GENERATION_TABLE_NAMES = ("files", "extractions", "units", "chunks", "edges", "terms", "postings", "lengths")
 
 
 def _crash_test_pause(phase: str) -> None:
@@ -355,6 +376,8 @@ def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
             stats = _copy_generation(conn, source, build, gen, dimension, oid)
             _crash_test_pause("publish")
             conn.execute(_GENERATION_INDEXES.format(p=prefix))
+            if not stats["postings"]:
+                conn.execute(_TERMS_INDEX.format(p=prefix))
             hnsw = stats["chunks"] > EXACT_SEARCH_MAX_CHUNKS
             if hnsw:
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
@@ -363,7 +386,8 @@ def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
                     f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
                 )
             for table_name in _GENERATION_TABLE_NAMES:
-                conn.execute(f"ANALYZE {table(gen, table_name)}")
+                if table_name not in ("terms", "postings", "lengths") or (table_name == "terms") != bool(stats["postings"]):
+                    conn.execute(f"ANALYZE {table(gen, table_name)}")
             conn.execute(
                 f"UPDATE {SCHEMA}.generations SET lexical_rows = %s, lexical_tokens = %s, units = %s, chunks = %s, "
                 "hnsw = %s WHERE id = %s",
@@ -399,13 +423,23 @@ def _copy_generation(
               source.execute("SELECT source_key, source, target, target_key, via, ordinal FROM edges"))
 
     postings = Postings.open(source)
-    if postings is not None:  # the writer's postings: FTS5's own counts, already grouped by term
-        copy_rows("terms", "term, unit_row, tf0, tf1, tf2, tf3, tf4", postings.entries())
-        sizes = {rowid: n for rowid, n in enumerate(postings.row_lengths().tolist()) if n}
-        return _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, postings.rows,
-                                      postings.tokens, sizes, copy_rows)
+    if postings is not None:  # the writer's postings (FTS5's own counts): copied as they are
+        conn.execute(_POSTINGS_TABLES.format(p=table(gen, "")))
+        with conn.cursor().copy(
+            f"COPY {table(gen, 'postings')} (term, rows, wide, docs, tfs) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["text", "int4", "bool", "bytea", "bytea"])
+            for term, rows, wide, docs, tfs in source.execute("SELECT term, rows, wide, docs, tfs FROM lexical_postings"):
+                copy.write_row((term, rows, bool(wide), docs, tfs))
+        row_lengths = postings.row_lengths()
+        conn.execute(f"INSERT INTO {table(gen, 'lengths')} (id, data) VALUES (0, %s)", (row_lengths.tobytes(),))
+        sizes = {rowid: n for rowid, n in enumerate(row_lengths.tolist()) if n}
+        stats = _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, postings.rows,
+                                       postings.tokens, sizes, copy_rows)
+        return {**stats, "postings": 1}
     # A generation written before the postings: the lexical index as FTS5 holds it, every token
     # instance (stemmed, per column), grouped here.
+    conn.execute(_TERMS_TABLE.format(p=table(gen, "")))
     source.execute("CREATE VIRTUAL TABLE temp.lexical_instances USING fts5vocab(main, 'lexical', 'instance')")
     columns = {"name": 0, "qualifier": 1, "path": 2, "doc": 3, "body": 4}
     lengths: dict[int, int] = {}
@@ -431,7 +465,8 @@ def _copy_generation(
 
     copy_rows("terms", "term, unit_row, tf0, tf1, tf2, tf3, tf4", term_rows())
     rows = int(source.execute("SELECT count(*) FROM lexical_docsize").fetchone()[0])
-    return _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, rows, tokens, lengths, copy_rows)
+    stats = _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, rows, tokens, lengths, copy_rows)
+    return {**stats, "postings": 0}
 
 
 def _copy_units_and_chunks(

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +59,7 @@ from woods.store.pg_connect import (
     register_vectors,
     vector_oid,
 )
+from woods.store.postings import Posting, bm25_scores, decode_lengths, decode_posting, top_rows
 
 # Bump on every change to the PostgreSQL tables: a database of another layout is refused with the fix.
 PG_LAYOUT_VERSION = 1
@@ -80,6 +81,12 @@ TIE_MARGIN = 16
 PART_SHIFT = 40
 # Units read per batch in `find_batch`-like lookups (one round trip each).
 BATCH = 5_000
+# Generations asked in one statement (UNION ALL of one SELECT per generation): one round trip for
+# a combined view of many repositories instead of one per repository, in statements PostgreSQL
+# still plans in a millisecond or two.
+UNION_PARTS = 200
+# Rows of postings a reader keeps between queries (as the local reader: ~14 bytes a row).
+POSTINGS_CACHE_ROWS = 2_000_000
 
 
 def lock_key(repo: str) -> int:
@@ -120,6 +127,7 @@ class Part:
     chunks: int
     hnsw: bool
     prefix: str  # "" for a single repository, "<repo>:" in a combined view
+    postings: bool = False  # the lexical index is postings blobs (else per-term rows, scored in SQL)
 
     def t(self, name: str) -> str:
         return table(self.generation.id, name)
@@ -163,6 +171,11 @@ class PostgresMetadataStore:
         self.parts = tuple(parts)
         self._by_repo = {p.repo: p for p in self.parts}
         self.combined = len(self.parts) > 1
+        # Postings and row lengths read so far (the generations are immutable), as the local reader.
+        self._cache_lock = threading.Lock()
+        self._postings_cache: dict[tuple[int, str], Posting] = {}
+        self._cached_rows = 0
+        self._lengths: dict[int, np.ndarray] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -313,17 +326,30 @@ class PostgresMetadataStore:
             out.append((part.outer(key), [name for name, text in pairs if text is not None and needle in text]))
         return out
 
+    def _union(self, parts: Sequence[Part], arm: Callable[[Part], str], params: dict[str, Any]) -> list[Any]:
+        """Rows of `arm(part)` (a SELECT whose first column is the part's index) over `parts`,
+        UNION_PARTS generations per statement."""
+        rows: list[Any] = []
+        for start in range(0, len(parts), UNION_PARTS):
+            group = parts[start : start + UNION_PARTS]
+            if group:
+                rows.extend(self._rows(" UNION ALL ".join(f"({arm(p)})" for p in group), params))
+        return rows
+
     def _token_rows(self, tokens: Sequence[str]) -> list[int]:
-        """How many units hold each (already stemmed) token, over every part."""
-        hits = [0] * len(tokens)
-        for part in self.parts:
-            for i, count in self._rows(
-                f"SELECT q.i, count(*) FROM unnest(%s::int[], %s::text[]) AS q(i, token) "
-                f"JOIN {part.t('terms')} t ON t.term = q.token GROUP BY q.i",
-                (list(range(len(tokens))), list(tokens)),
-            ):
-                hits[int(i)] += int(count)
-        return hits
+        """How many units hold each (already stemmed) token, over every part: a postings
+        generation says so in one row per token, an older one counts its term rows."""
+        found: dict[str, int] = {}
+        wanted = sorted(set(tokens))
+
+        def arm(part: Part) -> str:
+            if part.postings:
+                return f"SELECT {part.index}, term, rows FROM {part.t('postings')} WHERE term = ANY(%(t)s)"
+            return f"SELECT {part.index}, term, count(*)::int FROM {part.t('terms')} WHERE term = ANY(%(t)s) GROUP BY term"
+
+        for _part, term, count in self._union(self.parts, arm, {"t": wanted}):
+            found[str(term)] = found.get(str(term), 0) + int(count)
+        return [found.get(token, 0) for token in tokens]
 
     def common_terms(self, terms: Sequence[str]) -> set[str]:
         """The terms matching at least half the units (`SQLiteMetadataStore.common_terms`)."""
@@ -363,10 +389,92 @@ class PostgresMetadataStore:
         indexes = [indexes[j] for j in order]
         words = [words[j] for j in order]
         idfs = [idf(rows, hits[i]) for i in indexes]
+        found = self._postings_search([p for p in self.parts if p.postings], words, idfs, weights, limit, rows, tokens)
+        found.extend(self._sql_search([p for p in self.parts if not p.postings], indexes, words, idfs, weights, limit,
+                                      rows, tokens))
+        found.sort()
+        return [(key, -neg) for neg, key in found[:limit]]
+
+    def _postings_search(self, parts: Sequence[Part], words: Sequence[str], idfs: Sequence[float],
+                         weights: Sequence[float], limit: int, rows: int, tokens: int) -> list[tuple[float, str]]:
+        """(−score, key) of each part's best rows (a tie at the cut kept whole), scored from its
+        postings by the local backend's own function with the view's totals."""
+        if not parts:
+            return []
+        postings = self._read_postings(parts, words)
+        scored: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        with_hits = [p for p in parts if any((p.index, w) in postings for w in words)]
+        lengths = self._read_lengths(with_hits)
+        for part in with_hits:
+            rowids, scores = bm25_scores([postings.get((part.index, w)) for w in words], idfs, weights,
+                                         lengths[part.index], rows, tokens)
+            scored[part.index] = top_rows(rowids, scores, limit)
+        keys = self._keys_of_rows(with_hits, {i: r.tolist() for i, (r, _s) in scored.items()})
+        found: list[tuple[float, str]] = []
+        for part in with_hits:
+            rowids, scores = scored[part.index]
+            found.extend((-float(score), part.outer(keys[(part.index, int(rowid))]))
+                         for rowid, score in zip(rowids.tolist(), scores.tolist(), strict=True))
+        return found
+
+    def _read_postings(self, parts: Sequence[Part], words: Sequence[str]) -> dict[tuple[int, str], Posting]:
+        """(part index, token) → its posting, for the tokens a part holds (cached between queries)."""
+        wanted = sorted(set(words))
+        with self._cache_lock:
+            found = {(p.index, w): hit for p in parts for w in wanted
+                     if (hit := self._postings_cache.get((p.index, w))) is not None}
+        missing = [p for p in parts if any((p.index, w) not in found for w in wanted)]
+        if not missing:
+            return found
+        # A part's cached tokens are asked again with the rest: simpler, and rare (a new word).
+        lengths = self._read_lengths(missing)
+        fetched = self._union(
+            missing, lambda p: f"SELECT {p.index}, term, wide, docs, tfs FROM {p.t('postings')} WHERE term = ANY(%(t)s)",
+            {"t": wanted},
+        )
+        with self._cache_lock:
+            for index, term, wide, docs, tfs in fetched:
+                posting = decode_posting(str(term), wide, _bytes(docs), _bytes(tfs), len(lengths[int(index)]))
+                found[(int(index), str(term))] = posting
+                if self._cached_rows + len(posting.rows) > POSTINGS_CACHE_ROWS:
+                    self._postings_cache.clear()
+                    self._cached_rows = 0
+                self._postings_cache[(int(index), str(term))] = posting
+                self._cached_rows += len(posting.rows)
+        return found
+
+    def _read_lengths(self, parts: Sequence[Part]) -> dict[int, np.ndarray]:
+        """Each part's row lengths (read once per view)."""
+        missing = [p for p in parts if p.index not in self._lengths]
+        if missing:
+            for index, data in self._union(missing, lambda p: f"SELECT {p.index}, data FROM {p.t('lengths')} WHERE id = 0", {}):
+                self._lengths[int(index)] = decode_lengths(_bytes(data))
+            for part in missing:
+                if part.index not in self._lengths:
+                    raise CorruptIndexError(f"the lexical row lengths of {part.repo!r} are missing; run `woods index --full`")
+        return {p.index: self._lengths[p.index] for p in parts}
+
+    def _keys_of_rows(self, parts: Sequence[Part], rowids: dict[int, list[int]]) -> dict[tuple[int, int], str]:
+        """(part index, rowid) → unit key, one statement per UNION_PARTS parts."""
+        asked = [p for p in parts if rowids.get(p.index)]
+        if not asked:
+            return {}
+        keys: dict[tuple[int, int], str] = {}
+        params = {f"r{p.index}": rowids[p.index] for p in asked}
+        for index, rowid, key in self._union(
+            asked, lambda p: f"SELECT {p.index}, rowid, key FROM {p.t('units')} WHERE rowid = ANY(%(r{p.index})s)", params
+        ):
+            keys[(int(index), int(rowid))] = str(key)
+        return keys
+
+    def _sql_search(self, parts: Sequence[Part], indexes: Sequence[int], words: Sequence[str], idfs: Sequence[float],
+                    weights: Sequence[float], limit: int, rows: int, tokens: int) -> list[tuple[float, str]]:
+        """(−score, key) of each part's best `limit` rows, scored in SQL from its term rows (a
+        generation published before the postings)."""
         avgdl = float(tokens) / float(rows)
         w = [float(x) for x in weights]
         found: list[tuple[float, str]] = []
-        for part in self.parts:
+        for part in parts:
             sql = (
                 f"SELECT u.key, sum(s.idf * ((s.f * (%(k1)s::float8 + 1.0::float8)) / (s.f + %(k1)s::float8 * "
                 f"(1::float8 - %(b)s::float8 + %(b)s::float8 * u.lexical_length::float8 / %(avgdl)s::float8))) ORDER BY s.i) "
@@ -383,8 +491,7 @@ class PostgresMetadataStore:
                 "w0": w[0], "w1": w[1], "w2": w[2], "w3": w[3], "w4": w[4],
             }
             found.extend((-float(score), part.outer(key)) for key, score in self._rows(sql, params))
-        found.sort()
-        return [(key, -neg) for neg, key in found[:limit]]
+        return found
 
     def _summaries(self, part: Part, where: str, params: Sequence[Any]) -> list[UnitSummary]:
         rows = self._rows(
@@ -881,6 +988,11 @@ class PostgresStores:
         self.close()
 
 
+def _bytes(value: Any) -> Any:
+    """A bytea value as bytes (psycopg may hand back a memoryview)."""
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
 def rescore(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Inner products of `query` with each row, computed by FAISS's flat-index kernel — the scores
     `FaissVectorStore.search` reports for the same vectors, to the last bit."""
@@ -953,6 +1065,7 @@ def _pin(conn: Any, url: str, repo: str | None) -> list[Part]:
         ).fetchall()
         if len(rows) == len(chosen):
             by_id = {int(r[0]): r for r in rows}
+            with_postings = _with_postings(conn, [gen for _name, gen in chosen])
             parts = []
             for index, (name, gen) in enumerate(chosen):
                 r = by_id[gen]
@@ -960,12 +1073,22 @@ def _pin(conn: Any, url: str, repo: str | None) -> list[Part]:
                 prefix = f"{name}:" if len(chosen) > 1 else ""
                 parts.append(
                     Part(index, name, GenerationRef(str(r[2]), name, gen), manifest, int(r[4]), int(r[5]), int(r[6]),
-                         bool(r[7]), prefix)
+                         bool(r[7]), prefix, gen in with_postings)
                 )
             return parts
         for _name, gen in chosen:  # dropped between pointer and pin: let go and read the pointers again
             conn.execute("SELECT pg_advisory_unlock_shared(%s, %s)", (GENERATION_LOCK_CLASS, gen))
     raise CorruptIndexError(f"the generations at {redact(url)} kept changing while opening; try again")
+
+
+def _with_postings(conn: Any, generations: Sequence[int]) -> set[int]:
+    """The generations among `generations` whose lexical index is postings blobs."""
+    names = {f"g{gen}_postings": gen for gen in generations}
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = ANY(%s)", (SCHEMA, list(names)),
+    ).fetchall()
+    return {names[str(r[0])] for r in rows}
 
 
 def _manifest(url: str, repo: str, text: str) -> Manifest:
