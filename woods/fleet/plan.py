@@ -54,7 +54,7 @@ def is_git_source(source: str) -> bool:
 def default_name(source: str, git: bool) -> str:
     """The name a source gets without `NAME=`: its last path segment (for git, without `.git`;
     a bare mirror's `…/NAME/repo` layout gives NAME)."""
-    text = source.rstrip("/")
+    text = source.rstrip("/") or source
     if git:
         text = text.rsplit(":", 1)[-1] if "://" not in text else text
         segment = text.rsplit("/", 1)[-1]
