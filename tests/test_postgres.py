@@ -344,3 +344,47 @@ def test_status_names_the_repository_and_the_redacted_store(both):
     assert payload["repo"] == "fixtures" and payload["store"].startswith("postgresql://")
     assert payload["counts"]["units"] > 100
     json.dumps(payload)
+
+
+def test_the_organisation_vector_index_answers_a_combined_view_as_the_exact_scans(tmp_path, pg_database, monkeypatch):
+    """A search over every repository asks the organisation's vector index (one HNSW query) for
+    the repositories it covers; on small repositories its top hits are the exact scans' hits.
+    A refresh follows re-publishes and keeps a generation a reader pins."""
+    import psycopg
+
+    import woods.store.postgres as pg
+    from woods.store.pg_connect import connect
+    from woods.store.pg_publish import refresh_org_vectors
+
+    url = pg_database()
+    roots = [copy_fixture(name, tmp_path) for name in ("python_pkg", "rails_app", "go_module")]
+    for root in roots:
+        build_index(root, store=url, provider_factory=FakeEmbeddingProvider, workers=1)
+    conn = connect(url)
+    assert refresh_org_vectors(conn, url)["added"] == 3
+    assert refresh_org_vectors(conn, url) == {"added": 0, "removed": 0, "rows": 0}
+    monkeypatch.setattr(pg, "EXACT_SEARCH_MAX_CHUNKS", 0)  # the fixtures are small: ask the index anyway
+    rng = np.random.default_rng(3)
+    with pg.open_postgres(url) as view, pg.open_postgres(url, exact=True) as exact:
+        assert all(p.org for p in view.metadata.parts) and view.vectors._org_search(None, None)
+        for _ in range(5):
+            vector = rng.standard_normal(view.vectors.dimension).astype(np.float32)
+            vector /= np.linalg.norm(vector)
+            assert view.vectors.search(vector, 10) == exact.vectors.search(vector, 10)
+        pinned = next(p.generation.id for p in view.metadata.parts if p.repo == roots[0].name)
+        (roots[0] / "extra.py").write_text("def extra():\n    return 1\n")
+        build_index(roots[0], store=url, provider_factory=FakeEmbeddingProvider, workers=1)
+        assert refresh_org_vectors(conn, url) == {"added": 1, "removed": 0, "rows": _org_rows(url, roots[0].name)}
+    with psycopg.connect(url) as check:
+        covered = {r[0] for r in check.execute("SELECT gen FROM woods.org_generations")}
+    assert pinned in covered  # the reader held it while the refresh ran
+    assert refresh_org_vectors(conn, url)["removed"] == 1  # released: now removed
+    conn.close()
+
+
+def _org_rows(url: str, repo: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return int(conn.execute("SELECT g.chunks FROM woods.repos r JOIN woods.generations g ON g.id = "
+                                "r.current_generation WHERE r.name = %s", (repo,)).fetchone()[0])

@@ -62,6 +62,9 @@ class FleetSummary:
     repositories: list[RepoOutcome]
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    # The organisation's vector index refreshed after the run: generations added and removed,
+    # rows added, seconds (`woods.store.pg_publish.refresh_org_vectors`); empty for local stores.
+    org_index: dict[str, Any] = field(default_factory=dict)
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.repositories if r.status == status)
@@ -107,6 +110,7 @@ class FleetSummary:
             "workers": self.workers,
             "seconds": self.seconds,
             "totals": self.totals(),
+            "org_index": self.org_index,
             "repositories": [r.to_dict() for r in self.repositories],
         }
 
@@ -147,6 +151,7 @@ def build_fleet(
     parse_workers: int = 1,
     checkouts: str | os.PathLike[str] | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    refresh_org_index: bool = True,
     progress: FleetProgress | None = None,
     should_stop: Callable[[], bool] | None = None,
     ray_temp_dir: str | None = None,
@@ -160,7 +165,10 @@ def build_fleet(
     `ray` True runs on Ray (InputError when it is not installed), False in local processes,
     None (default) on Ray where it is installed; `ray_address` (else `RAY_ADDRESS`) joins a
     cluster instead of starting a local Ray. A worker that dies is retried up to `max_retries`
-    times. `should_stop()` stops starting repositories (the running ones finish).
+    times. `should_stop()` stops starting repositories (the running ones finish). After the run
+    the store's organisation-wide vector index is brought up to the current generations (what a
+    search over all repositories asks; `refresh_org_index=False` leaves it, and such a search then
+    asks each repository not yet in it on its own).
 
     The other options are `build_index`'s, applied to every repository: incremental unless
     `full`; `provider_factory` / `contextual` / `contextual_factory` choose the embedders (the
@@ -204,6 +212,9 @@ def build_fleet(
         outcomes = runner.run(ordered, options, driver, should_stop or (lambda: False))
     finally:
         runner.close()
+    org: dict[str, Any] = {}
+    if store is not None and refresh_org_index:
+        org = _refresh_org_index(store)
     by_name = {o.name: o for o in outcomes}
     final = []
     for spec in specs:
@@ -212,8 +223,24 @@ def build_fleet(
         final.append(replace(outcome, attempts=max(outcome.attempts, seen)) if seen else outcome)
     return FleetSummary(
         store=None if store is None else _redact(store), runner=runner.name, address=runner.address,
-        workers=runner.workers, repositories=final, seconds=round(time.perf_counter() - started, 3),
+        workers=runner.workers, repositories=final, seconds=round(time.perf_counter() - started, 3), org_index=org,
     )
+
+
+def _refresh_org_index(url: str) -> dict[str, Any]:
+    """Bring the store's organisation-wide vector index up to the current generations (nothing
+    to do when nothing was published: it is already up to date)."""
+    from woods.store.pg_connect import connect
+    from woods.store.pg_publish import refresh_org_vectors
+
+    started = time.perf_counter()
+    conn = connect(url)
+    try:
+        done: dict[str, Any] = dict(refresh_org_vectors(conn, url))
+    finally:
+        conn.close()
+    done["seconds"] = round(time.perf_counter() - started, 3)
+    return done
 
 
 def _is_url(store: str) -> bool:

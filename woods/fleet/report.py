@@ -66,6 +66,10 @@ def summary_lines(summary: FleetSummary) -> list[str]:
     if totals["rows"]:
         lines.append(f"rows into PostgreSQL {totals['rows']} in {totals['publish_seconds']:.1f}s of publishing "
                      f"({totals['rows_per_publish_second']:,.0f} rows/s)")
+    if summary.org_index.get("added") or summary.org_index.get("removed"):
+        org = summary.org_index
+        lines.append(f"organisation vector index: +{org['added']} / -{org['removed']} generations, {org['rows']} vectors "
+                     f"in {org['seconds']:.1f}s")
     lines.extend(f"failed: {r.name}: {r.error}" for r in summary.repositories if r.status == FAILED)
     lines.append(f"time {duration(summary.seconds)} ({summary.seconds:.1f}s)")
     return lines

@@ -55,11 +55,13 @@ from woods.store.pg_connect import (
 from woods.store.postgres import (
     EXACT_SEARCH_MAX_CHUNKS,
     GENERATION_LOCK_CLASS,
+    ORG_GENERATIONS,
     PG_LAYOUT_VERSION,
     REPO_LOCK_CLASS,
     PostgresStores,
     check_layout,
     lock_key,
+    org_table,
     schema_present,
     table,
 )
@@ -350,6 +352,72 @@ def drop_old_generations(conn: Any, repo: str) -> list[int]:
     return dropped
 
 
+# One refresher of the organisation's vector index at a time (a transaction-level advisory lock
+# with a key no repository hash takes: class REPO_LOCK_CLASS + 3).
+_ORG_LOCK = (REPO_LOCK_CLASS + 3, 0)
+# Above this share of the index's rows new, the HNSW index is dropped and built again in bulk
+# (pgvector builds 2-3x faster than it inserts one row at a time).
+ORG_REBUILD_SHARE = 0.3
+
+
+def refresh_org_vectors(conn: Any, url: str) -> dict[str, int]:
+    """Bring the organisation's vector index (`woods.org_vectors_d<dim>`, see
+    `woods.store.postgres`) up to the repositories' current generations: add the vectors of
+    generations it does not cover yet and remove those of generations no longer current and not
+    pinned by a reader. In one transaction: readers see the index before or after. Returns the
+    generations added and removed and the rows added."""
+    psycopg = __import__("psycopg")
+    added = removed = rows = 0
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _ORG_LOCK)
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{ORG_GENERATIONS} (gen bigint PRIMARY KEY, "
+                         "dimension integer NOT NULL, chunks bigint NOT NULL)")
+            current: dict[int, tuple[int, int]] = {}
+            for gen, manifest, chunks in conn.execute(
+                f"SELECT g.id, g.manifest, g.chunks FROM {SCHEMA}.repos r JOIN {SCHEMA}.generations g "
+                "ON g.id = r.current_generation WHERE g.chunks > 0"
+            ).fetchall():
+                current[int(gen)] = (int(json.loads(manifest)["embedder"]["dimension"]), int(chunks))
+            covered = {int(g): int(d) for g, d in conn.execute(
+                f"SELECT gen, dimension FROM {SCHEMA}.{ORG_GENERATIONS}").fetchall()}
+            for gen, dimension in sorted(covered.items()):
+                if gen in current:
+                    continue
+                # A reader pinning the generation holds a shared lock on it: keep its vectors.
+                if not conn.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", (GENERATION_LOCK_CLASS, gen)).fetchone()[0]:
+                    continue
+                conn.execute(f"DELETE FROM {SCHEMA}.{org_table(dimension)} WHERE gen = %s", (gen,))
+                conn.execute(f"DELETE FROM {SCHEMA}.{ORG_GENERATIONS} WHERE gen = %s", (gen,))
+                removed += 1
+            fresh = {gen: value for gen, value in current.items() if gen not in covered}
+            for dimension in sorted({d for d, _n in fresh.values()}):
+                gens = sorted(g for g, (d, _n) in fresh.items() if d == dimension)
+                name = org_table(dimension)
+                conn.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{name} (gen bigint NOT NULL, vector_id integer NOT NULL, "
+                             f"embedding vector({dimension}) NOT NULL)")
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {name}_gen ON {SCHEMA}.{name} (gen)")
+                present = int(conn.execute(f"SELECT count(*) FROM {SCHEMA}.{name}").fetchone()[0])
+                new_rows = sum(fresh[g][1] for g in gens)
+                rebuild = new_rows > ORG_REBUILD_SHARE * (present + new_rows)
+                if rebuild:
+                    conn.execute(f"DROP INDEX IF EXISTS {SCHEMA}.{name}_hnsw")
+                for gen in gens:
+                    conn.execute(f"INSERT INTO {SCHEMA}.{name} (gen, vector_id, embedding) "
+                                 f"SELECT %s, vector_id, embedding FROM {table(gen, 'chunks')}", (gen,))
+                    conn.execute(f"INSERT INTO {SCHEMA}.{ORG_GENERATIONS} (gen, dimension, chunks) VALUES (%s, %s, %s)",
+                                 (gen, dimension, fresh[gen][1]))
+                conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {name}_hnsw ON {SCHEMA}.{name} USING hnsw (embedding vector_ip_ops) "
+                             f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+                conn.execute(f"ANALYZE {SCHEMA}.{name}")
+                added += len(gens)
+                rows += new_rows
+    except psycopg.Error as exc:
+        raise IndexingError(f"refreshing the organisation's vector index at {redact(url)} failed: {first_line(exc)}") from exc
+    return {"added": added, "removed": removed, "rows": rows}
+
+
 def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
     """Copy the finished local generation in `build` into the server and make it the
     repository's current generation, in one transaction (see the module docstring)."""
@@ -518,4 +586,11 @@ def _copy_units_and_chunks(
     return {"rows": rows, "tokens": tokens, "units": units, "chunks": len(chunk_rows)}
 
 
-__all__ = ["PostgresLock", "PostgresTarget", "drop_old_generations", "ensure_schema", "publish_generation"]
+__all__ = [
+    "PostgresLock",
+    "PostgresTarget",
+    "drop_old_generations",
+    "ensure_schema",
+    "publish_generation",
+    "refresh_org_vectors",
+]

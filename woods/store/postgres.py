@@ -101,6 +101,19 @@ def table(generation_id: int, name: str) -> str:
     return f"{SCHEMA}.g{int(generation_id)}_{name}"
 
 
+# The organisation's vector index: the vectors of the repositories' current generations in one
+# table per dimension with one HNSW index, refreshed after a fleet run
+# (`pg_publish.refresh_org_vectors`), and the generations it covers. A search over every
+# repository asks it once instead of each repository's own table — one approximate query
+# instead of one per repository, whose cost grows with their number (bench/README.md, "Fleet").
+# Derived data: rebuilt from the generations' own tables, never read for a single repository.
+ORG_GENERATIONS = "org_generations"
+
+
+def org_table(dimension: int) -> str:
+    return f"org_vectors_d{int(dimension)}"
+
+
 @dataclass(frozen=True, slots=True)
 class GenerationRef:
     """A published generation as readers name it (`.name` like a local generation directory's)."""
@@ -128,6 +141,7 @@ class Part:
     hnsw: bool
     prefix: str  # "" for a single repository, "<repo>:" in a combined view
     postings: bool = False  # the lexical index is postings blobs (else per-term rows, scored in SQL)
+    org: bool = False  # the organisation's vector index holds its vectors
 
     def t(self, name: str) -> str:
         return table(self.generation.id, name)
@@ -815,11 +829,65 @@ class PostgresVectorStore:
         if keys:
             by_part = {p.index: local for p, local in self._meta._group(keys).values()}
         hits: list[VectorHit] = []
-        for part in self._meta.parts:
+        parts = list(self._meta.parts)
+        if self._org_search(types, keys):
+            covered = [p for p in parts if p.org]
+            hits.extend(self._search_org(covered, query, limit))
+            parts = [p for p in parts if not p.org]
+        for part in parts:
             if by_part is not None and part.index not in by_part:
                 continue
             local_keys = None if by_part is None else by_part[part.index]
             hits.extend(self._search_part(part, query, limit, list(types) if types else None, local_keys))
+        hits.sort(key=lambda h: (-h.score, h.embedding_id))
+        return hits[:limit]
+
+    def _org_search(self, types: Collection[str] | None, keys: Collection[str] | None) -> bool:
+        """Whether the organisation's vector index answers for the parts it covers: a combined
+        view, unfiltered, not exact, larger than an exact scan (below that every part is scanned
+        exactly, as the local backend answers)."""
+        meta = self._meta
+        return (meta.combined and not self.exact and not types and not keys
+                and meta.chunk_count() > EXACT_SEARCH_MAX_CHUNKS and any(p.org for p in meta.parts))
+
+    def _search_org(self, parts: Sequence[Part], query: np.ndarray, limit: int) -> list[VectorHit]:
+        """The best `limit` hits of `parts` from the organisation's vector index: its HNSW index
+        picks `limit + TIE_MARGIN` candidates among the parts' generations (an iterative scan, so
+        a filter that skips other generations still fills the list), scored with FAISS's kernel."""
+        fetch = limit + TIE_MARGIN
+        by_gen = {p.generation.id: p for p in parts}
+        with self._db.transaction(), self._db.cursor(binary=True) as cursor:
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, fetch)}")
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute(
+                f"SELECT gen, vector_id, embedding FROM {SCHEMA}.{org_table(self.dimension)} WHERE gen = ANY(%(g)s) "
+                "ORDER BY embedding <#> %(q)b LIMIT %(fetch)s",
+                {"g": list(by_gen), "q": query, "fetch": fetch},
+            )
+            rows = cursor.fetchall()
+        if not rows:
+            return []
+        wanted: dict[int, list[int]] = {}
+        for gen, vid, _embedding in rows:
+            wanted.setdefault(by_gen[int(gen)].index, []).append(int(vid))
+        asked = [p for p in parts if p.index in wanted]
+        meta = {
+            (int(index), int(vid)): (eid, key, identifier, unit_type, path)
+            for index, vid, eid, key, identifier, unit_type, path in self._meta._union(
+                asked,
+                lambda p: (f"SELECT {p.index}, c.vector_id, c.embedding_id, c.unit_key, u.identifier, u.type, u.file_path "
+                           f"FROM {p.t('chunks')} c JOIN {p.t('units')} u ON u.key = c.unit_key "
+                           f"WHERE c.vector_id = ANY(%(v{p.index})s)"),
+                {f"v{index}": vids for index, vids in wanted.items()},
+            )
+        }
+        scores = rescore(np.stack([r[2] for r in rows]), query)
+        hits = []
+        for (gen, vid, _embedding), score in zip(rows, scores, strict=True):
+            part = by_gen[int(gen)]
+            found = meta.get((part.index, int(vid)))
+            if found is not None:
+                hits.append(self._hit(part, found, float(score)))
         hits.sort(key=lambda h: (-h.score, h.embedding_id))
         return hits[:limit]
 
@@ -1066,6 +1134,7 @@ def _pin(conn: Any, url: str, repo: str | None) -> list[Part]:
         if len(rows) == len(chosen):
             by_id = {int(r[0]): r for r in rows}
             with_postings = _with_postings(conn, [gen for _name, gen in chosen])
+            in_org = _in_org_index(conn, [gen for _name, gen in chosen]) if len(chosen) > 1 else set()
             parts = []
             for index, (name, gen) in enumerate(chosen):
                 r = by_id[gen]
@@ -1073,7 +1142,7 @@ def _pin(conn: Any, url: str, repo: str | None) -> list[Part]:
                 prefix = f"{name}:" if len(chosen) > 1 else ""
                 parts.append(
                     Part(index, name, GenerationRef(str(r[2]), name, gen), manifest, int(r[4]), int(r[5]), int(r[6]),
-                         bool(r[7]), prefix, gen in with_postings)
+                         bool(r[7]), prefix, gen in with_postings, gen in in_org)
                 )
             return parts
         for _name, gen in chosen:  # dropped between pointer and pin: let go and read the pointers again
@@ -1089,6 +1158,15 @@ def _with_postings(conn: Any, generations: Sequence[int]) -> set[int]:
         "WHERE n.nspname = %s AND c.relname = ANY(%s)", (SCHEMA, list(names)),
     ).fetchall()
     return {names[str(r[0])] for r in rows}
+
+
+def _in_org_index(conn: Any, generations: Sequence[int]) -> set[int]:
+    """The generations among `generations` the organisation's vector index covers."""
+    row = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.{ORG_GENERATIONS}",)).fetchone()
+    if row is None or row[0] is None:
+        return set()
+    rows = conn.execute(f"SELECT gen FROM {SCHEMA}.{ORG_GENERATIONS} WHERE gen = ANY(%s)", (list(generations),)).fetchall()
+    return {int(r[0]) for r in rows}
 
 
 def _manifest(url: str, repo: str, text: str) -> Manifest:
@@ -1116,6 +1194,7 @@ def open_postgres(url: str, repo: str | None = None, *, exact: bool = False) -> 
 __all__ = [
     "EXACT_SEARCH_MAX_CHUNKS",
     "GENERATION_LOCK_CLASS",
+    "ORG_GENERATIONS",
     "PG_LAYOUT_VERSION",
     "REPO_LOCK_CLASS",
     "GenerationRef",
@@ -1126,6 +1205,7 @@ __all__ = [
     "PostgresVectorStore",
     "lock_key",
     "open_postgres",
+    "org_table",
     "repositories",
     "table",
 ]
