@@ -235,13 +235,32 @@ class PostgresMetadataStore:
         rows = self._rows(f"SELECT key, data FROM {part.t('units')} WHERE key = %s", (local,))
         return self._record(part, rows[0][0], rows[0][1]) if rows else None
 
+    def _by_parts(self, groups: dict[int, tuple[Part, list[Any]]], arm: Callable[[Part, str], str],
+                  binary: bool = False) -> list[Any]:
+        """Rows of `arm(part, param)` for each part of `groups` (part → its values, bound to the
+        placeholder `param` names), in statements of UNION_PARTS parts and BATCH values a part."""
+        rows: list[Any] = []
+        pending = [(part, values[i : i + BATCH]) for part, values in groups.values() for i in range(0, len(values), BATCH)]
+        while pending:
+            round_, pending = pending[:UNION_PARTS], pending[UNION_PARTS:]
+            sql = " UNION ALL ".join(f"({arm(part, f'%(v{n})s')})" for n, (part, _v) in enumerate(round_))
+            params = {f"v{n}": values for n, (_part, values) in enumerate(round_)}
+            if binary:
+                with self._db.cursor(binary=True) as cursor:
+                    cursor.execute(sql, params)
+                    rows.extend(cursor.fetchall())
+            else:
+                rows.extend(self._rows(sql, params))
+        return rows
+
     def find_batch(self, keys: Iterable[str]) -> dict[str, Record]:
         found: dict[str, Record] = {}
-        for part, local in self._group(keys).values():
-            for start in range(0, len(local), BATCH):
-                rows = self._rows(f"SELECT key, data FROM {part.t('units')} WHERE key = ANY(%s)", (local[start : start + BATCH],))
-                for key, data in rows:
-                    found[part.outer(key)] = self._record(part, key, data)
+        rows = self._by_parts(
+            self._group(keys), lambda p, v: f"SELECT {p.index}, key, data FROM {p.t('units')} WHERE key = ANY({v})"
+        )
+        for index, key, data in rows:
+            part = self.parts[int(index)]
+            found[part.outer(key)] = self._record(part, key, data)
         return found
 
     def find_by_identifier(self, identifier: str) -> list[Record]:
@@ -507,35 +526,33 @@ class PostgresMetadataStore:
             found.extend((-float(score), part.outer(key)) for key, score in self._rows(sql, params))
         return found
 
-    def _summaries(self, part: Part, where: str, params: Sequence[Any]) -> list[UnitSummary]:
-        rows = self._rows(
-            "SELECT key, identifier, name, type, language, file_path, line_start, line_end, parent, "
-            f"pagerank_percentile FROM {part.t('units')} WHERE {where}",
-            params,
-        )
-        return [
-            UnitSummary(part.outer(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), int(r[7]), r[8], float(r[9]))
-            for r in rows
-        ]
+    _SUMMARY_COLUMNS = "key, identifier, name, type, language, file_path, line_start, line_end, parent, pagerank_percentile"
+
+    def _summary(self, row: Sequence[Any]) -> UnitSummary:
+        """A UnitSummary from (part index, `_SUMMARY_COLUMNS`…)."""
+        part = self.parts[int(row[0])]
+        r = row[1:]
+        return UnitSummary(part.outer(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), int(r[7]), r[8], float(r[9]))
 
     def unit_summaries(self, keys: Iterable[str]) -> dict[str, UnitSummary]:
-        found: dict[str, UnitSummary] = {}
-        for part, local in self._group(keys).values():
-            for start in range(0, len(local), BATCH):
-                for summary in self._summaries(part, "key = ANY(%s)", (local[start : start + BATCH],)):
-                    found[summary.key] = summary
-        return found
+        rows = self._by_parts(
+            self._group(keys),
+            lambda p, v: f"SELECT {p.index}, {self._SUMMARY_COLUMNS} FROM {p.t('units')} WHERE key = ANY({v})",
+        )
+        return {summary.key: summary for summary in map(self._summary, rows)}
 
     def units_named(self, names: Iterable[str], limit: int = 200) -> list[UnitSummary]:
         """Units whose last-segment name is one of `names` (exact spelling), by (file, line, key)."""
         wanted = list(dict.fromkeys(names))
         if not wanted:
             return []
-        found: list[UnitSummary] = []
-        for part in self.parts:
-            found.extend(
-                self._summaries(part, "name = ANY(%s) ORDER BY file_path, line_start, key LIMIT %s", (wanted, limit))
-            )
+        rows = self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, {self._SUMMARY_COLUMNS} FROM {p.t('units')} WHERE name = ANY(%(n)s) "
+                       "ORDER BY file_path, line_start, key LIMIT %(l)s"),
+            {"n": wanted, "l": limit},
+        )
+        found = [self._summary(r) for r in rows]
         return sorted(found, key=lambda u: (u.file_path, u.line_start, u.key))[:limit]
 
     def _vid(self, part: Part, vector_id: int) -> int:
@@ -551,14 +568,14 @@ class PostgresMetadataStore:
 
     def chunk_vector_ids(self, unit_keys: Iterable[str]) -> dict[str, list[int]]:
         """unit key → the vector ids of its chunks, in chunk order."""
+        rows = self._by_parts(
+            self._group(unit_keys),
+            lambda p, v: f"SELECT {p.index}, unit_key, chunk_index, vector_id FROM {p.t('chunks')} WHERE unit_key = ANY({v})",
+        )
         found: dict[str, list[int]] = {}
-        for part, local in self._group(unit_keys).values():
-            rows = self._rows(
-                f"SELECT unit_key, vector_id FROM {part.t('chunks')} WHERE unit_key = ANY(%s) ORDER BY unit_key, chunk_index",
-                (local,),
-            )
-            for key, vid in rows:
-                found.setdefault(part.outer(key), []).append(self._vid(part, int(vid)))
+        for index, key, _chunk, vid in sorted(rows, key=lambda r: (int(r[0]), str(r[1]), int(r[2]))):
+            part = self.parts[int(index)]
+            found.setdefault(part.outer(key), []).append(self._vid(part, int(vid)))
         return found
 
     def identifiers(self) -> set[str]:
@@ -958,15 +975,12 @@ class PostgresVectorStore:
             if split is not None:
                 wanted.setdefault(split[0].index, (split[0], []))[1].append(split[1])
         found: dict[int, np.ndarray] = {}
-        for part, local in wanted.values():
-            for start in range(0, len(local), BATCH):
-                with self._db.cursor(binary=True) as cursor:
-                    cursor.execute(
-                        f"SELECT vector_id, embedding FROM {part.t('chunks')} WHERE vector_id = ANY(%s)",
-                        (local[start : start + BATCH],),
-                    )
-                    for vid, embedding in cursor.fetchall():
-                        found[self._meta._vid(part, int(vid))] = embedding
+        rows = self._meta._by_parts(
+            wanted, lambda p, v: f"SELECT {p.index}::int4, vector_id, embedding FROM {p.t('chunks')} WHERE vector_id = ANY({v})",
+            binary=True,
+        )
+        for index, vid, embedding in rows:
+            found[self._meta._vid(self._meta.parts[int(index)], int(vid))] = embedding
         return found
 
     def reconstruct(self, vector_ids: Sequence[int]) -> np.ndarray:
