@@ -22,7 +22,7 @@ import pytest
 
 from tests.helpers import copy_fixture, run_cli
 from woods.api import Index, build_index
-from woods.embedding.fake import FakeEmbeddingProvider
+from woods.embedding.fake import FakeContextualProvider, FakeEmbeddingProvider
 from woods.errors import InputError
 from woods.fleet import FleetState, RepoOutcome, build_fleet, parse_source, read_repo_list
 from woods.fleet.plan import largest_first, plan_fleet
@@ -38,6 +38,18 @@ class SlowFakeProvider(FakeEmbeddingProvider):
 
     def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
         time.sleep(1.0)
+        return super().embed_batch(texts)
+
+
+class CrashingContextualProvider(FakeContextualProvider):
+    """The Fake contextual embedder that fails on its second batch (a worker lost mid-embedding)."""
+
+    calls = 0
+
+    def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        CrashingContextualProvider.calls += 1
+        if CrashingContextualProvider.calls > 1:
+            raise RuntimeError("worker lost")
         return super().embed_batch(texts)
 
 
@@ -241,3 +253,25 @@ def test_the_fleet_command_prints_one_json_object(repos, pg_database):
     assert human.code == 0 and "up to date 3" in human.stderr and human.stdout == ""
     bad = run_cli("index", *map(str, repos), "--store", url, "--repo", "x", "--processes")
     assert bad.code == 2 and "NAME=PATH" in bad.stderr
+
+
+def test_contextual_batches_survive_a_failed_run_on_the_server(tmp_path, pg_database):
+    """Phase-2 work resumes: the contextual batches a failed run embedded are kept on the server
+    and the next run embeds only the rest; once published, the kept batches are dropped."""
+    import psycopg
+
+    from woods.fleet.job import FleetOptions, index_repository_job
+
+    url = pg_database()
+    spec = parse_source(str(copy_fixture("rails_app", tmp_path)))
+    failed = index_repository_job(spec, FleetOptions(url, FakeEmbeddingProvider, CrashingContextualProvider))
+    assert failed.status == "failed" and "embedding failed" in (failed.error or "")
+    with psycopg.connect(url) as conn:
+        kept = conn.execute("SELECT count(*) FROM woods.fleet_resume WHERE repo = 'rails_app'").fetchone()[0]
+        assert kept == 64 and conn.execute("SELECT count(*) FROM woods.repos").fetchone()[0] == 0
+    done = index_repository_job(spec, FleetOptions(url, FakeEmbeddingProvider, FakeContextualProvider))
+    assert done.status == "published" and done.resumed_vectors == 64 and done.embedded == done.chunks - 64
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM woods.fleet_resume").fetchone()[0] == 0
+    with Index(url, repo="rails_app") as index:
+        assert index.status().to_dict()["embedder"]["name"] == FakeContextualProvider().name

@@ -24,7 +24,7 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -219,12 +219,24 @@ def index_repository_job(spec: RepoSpec, options: FleetOptions, channel: EventCh
     """Index one repository of the fleet and publish it (see the module docstring). A failure of
     this repository is returned as a FAILED outcome; only process-level events (a kill, an
     interrupt) leave this function otherwise."""
+    from woods.fleet.resume import ResumingProvider
     from woods.indexing import index_repository
     from woods.store.backend import server_target
     from woods.store.index import store_dir_for
 
     started = time.perf_counter()
     worker = f"{socket.gethostname()}:{os.getpid()}"
+    # A PostgreSQL store publishes once, with the contextual vectors: their batches are kept on the
+    # server until the publish, so a retry or the next run embeds only what is missing.
+    resumer: list[ResumingProvider] = []
+    contextual = options.contextual_factory
+    if options.store and contextual is not None:
+        inner, url = contextual, options.store
+
+        def contextual(inner: Callable[[], EmbeddingProvider] = inner) -> EmbeddingProvider:
+            resumer.append(ResumingProvider(inner(), url, spec.name))
+            return resumer[-1]
+
     with _reporting(channel, spec.name) as progress:
         try:
             root = checkout(spec, checkouts_dir(options.checkouts)) if spec.git else spec.path
@@ -232,7 +244,8 @@ def index_repository_job(spec: RepoSpec, options: FleetOptions, channel: EventCh
             # one (only PostgreSQL publishes are measured).
             target = MeasuredTarget(server_target(options.store, spec.name)) if options.store else None
             summary = index_repository(
-                root, target if target is not None else store_dir_for(root, None), options.provider_factory, contextual_factory=options.contextual_factory,
+                root, target if target is not None else store_dir_for(root, None), options.provider_factory,
+                contextual_factory=contextual,
                 max_file_bytes=options.max_file_bytes, progress=progress, wait=options.wait, full=options.full,
                 allow_purge=options.allow_purge, workers=options.parse_workers,
             )
@@ -240,7 +253,14 @@ def index_repository_job(spec: RepoSpec, options: FleetOptions, channel: EventCh
             return _failed(spec, exc, exc.exit_code, started, worker)
         except Exception as exc:  # one repository's bug must not stop the fleet: reported, with its type
             return _failed(spec, exc, 1, started, worker, unexpected=True)
-    return _outcome(spec, summary, target, started, worker)
+        finally:
+            for provider in resumer:
+                provider.close()
+    resumed = sum(p.resumed for p in resumer)
+    if resumer and not summary.up_to_date:
+        resumer[-1].discard()  # published: the kept batches are in the generation now
+    outcome = _outcome(spec, summary, target, started, worker)
+    return replace(outcome, embedded=outcome.embedded - resumed, resumed_vectors=outcome.resumed_vectors + resumed)
 
 
 def _failed(spec: RepoSpec, exc: BaseException, code: int, started: float, worker: str, *,
