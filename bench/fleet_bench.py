@@ -81,11 +81,19 @@ class MemorySampler:
             return 0
 
     def _postgres(self) -> int:
+        """The bench server's postmaster (its command line names the data directory) and its
+        backends (PSS where the kernel gives it: backends share the buffer pool)."""
         total = 0
-        for proc in self._psutil.process_iter(["name", "memory_info", "cmdline"]):
+        for proc in self._psutil.process_iter(["name", "cmdline"]):
             try:
-                if proc.info["name"] == "postgres" and self._server_dir in " ".join(proc.info["cmdline"] or []):
-                    total += proc.info["memory_info"].rss
+                if proc.info["name"] != "postgres" or self._server_dir not in " ".join(proc.info["cmdline"] or []):
+                    continue
+                for member in [proc, *proc.children(recursive=True)]:
+                    try:
+                        info = member.memory_full_info()
+                        total += getattr(info, "pss", info.rss)
+                    except self._psutil.Error:
+                        continue
             except (self._psutil.Error, TypeError):
                 continue
         return total

@@ -5,12 +5,14 @@ same plan — one job per repository, `workers` at a time, retried when its proc
 a local process pool, so a laptop needs nothing more and a cluster changes nothing but the runner.
 
 The unit of work is one repository (`woods.fleet.job.index_repository_job`: discover, parse,
-embed, publish). Measured on this machine (bench/README.md, "Fleet"), finer cuts did not pay:
-the static model embeds a repository in seconds and loads in milliseconds, so embedding actors
-would only add a round trip per batch, and shipping a repository's parsed units from file-batch
-tasks back to its publishing task costs about what parsing them did. A cluster spreads work over
-repositories; a repository larger than one worker's share is parsed by that task's own process
-pool when it is given more CPUs (`parse_workers`).
+embed, publish), run on a Ray actor that loads the embedding models once and keeps them for every
+repository it is given. Measured on this machine (bench/README.md, "Fleet"): loading the static
+model costs more than a second under load, a batch sent to an actor holding the model took twice
+as long as embedding it in place, and shipping a repository's parsed units from file-batch tasks
+back to its publishing task costs a quarter of parsing them. So the model goes to the work, not
+the work to the model, and a cluster spreads repositories, not files; a repository larger than
+one worker's share is parsed by its job's own process pool when given more CPUs
+(`parse_workers`).
 
 Guarantees both keep: at most `workers` repositories run at once, in the order given; a job whose
 process dies (killed, out of memory, a lost node) is run again, up to `max_retries` times, and
@@ -33,7 +35,7 @@ from typing import Any, Protocol
 
 from woods.errors import InputError
 from woods.fleet.events import FleetEvent
-from woods.fleet.job import FleetOptions, RepoOutcome, index_repository_job, interrupted, lost
+from woods.fleet.job import FleetOptions, LoadedModels, RepoOutcome, index_repository_job, interrupted, lost
 from woods.fleet.plan import RepoSpec
 
 # How long the driver waits for a result before it looks at events and `should_stop` again.
@@ -94,6 +96,17 @@ class _Monitor:
         return events
 
 
+class _RepoWorker:
+    """The Ray actor that indexes repositories one after another with models it loads once
+    (`LoadedModels`). Ray restarts it when its process dies and runs the call it was on again."""
+
+    def __init__(self, options: FleetOptions) -> None:
+        self._models = LoadedModels(options)
+
+    def index(self, spec: RepoSpec, options: FleetOptions, channel: RayChannel) -> RepoOutcome:
+        return index_repository_job(spec, options, channel, self._models)
+
+
 class RayChannel:
     """A worker's event channel to the monitor actor (fire and forget)."""
 
@@ -105,8 +118,9 @@ class RayChannel:
 
 
 class RayRunner:
-    """Repositories as Ray tasks (one CPU each) on a Ray woods starts on this machine (all its
-    cores, no dashboard) or on the cluster at `address` (else `RAY_ADDRESS`). A Ray that the
+    """Repositories on Ray actors (`workers` of them, one CPU each, each loading the embedding
+    models once and indexing one repository after another) on a Ray woods starts on this machine
+    (all its cores, no dashboard) or on the cluster at `address` (else `RAY_ADDRESS`). A Ray that the
     calling process already started (`ray.init()` before `build_fleet`) is used as it is and left
     running; one started here is shut down by `close()`."""
 
@@ -141,10 +155,11 @@ class RayRunner:
         ray = self._ray
         monitor = ray.remote(num_cpus=0, max_restarts=-1)(_Monitor).remote()
         channel = RayChannel(monitor)
-        task = ray.remote(num_cpus=options.parse_workers, max_retries=self.max_retries,
-                          retry_exceptions=False)(index_repository_job)
+        worker_class = ray.remote(num_cpus=options.parse_workers, max_restarts=self.max_retries,
+                                  max_task_retries=self.max_retries)(_RepoWorker)
+        idle = [worker_class.remote(options) for _ in range(min(self.workers, len(specs)))]
         pending = deque(specs)
-        running: dict[Any, RepoSpec] = {}
+        running: dict[Any, tuple[RepoSpec, Any]] = {}
         outcomes: dict[str, RepoOutcome] = {}
         try:
             while pending or running:
@@ -153,35 +168,39 @@ class RayRunner:
                         spec = pending.popleft()
                         outcomes[spec.name] = interrupted(spec)
                         sink.outcome(outcomes[spec.name])
-                while pending and len(running) < self.workers:
-                    spec = pending.popleft()
-                    running[task.remote(spec, options, channel)] = spec
+                while pending and idle:
+                    spec, actor = pending.popleft(), idle.pop()
+                    running[actor.index.remote(spec, options, channel)] = (spec, actor)
                 if not running:
                     break
                 ready, _ = ray.wait(list(running), num_returns=1, timeout=POLL_SECONDS)
                 sink.events(ray.get(monitor.drain.remote()))
                 for ref in ready:
-                    spec = running.pop(ref)
-                    outcome = self._result(ref, spec)
+                    spec, actor = running.pop(ref)
+                    outcome, alive = self._result(ref, spec)
+                    idle.append(actor if alive else worker_class.remote(options))
                     outcomes[spec.name] = outcome
                     sink.outcome(outcome)
             sink.events(ray.get(monitor.drain.remote()))
         except BaseException:
-            for ref in running:
-                ray.cancel(ref, force=True)
+            for _spec, actor in running.values():
+                ray.kill(actor)
             raise
         finally:
+            for actor in idle:
+                ray.kill(actor)
             ray.kill(monitor)
         return [outcomes[spec.name] for spec in specs]
 
-    def _result(self, ref: Any, spec: RepoSpec) -> RepoOutcome:
+    def _result(self, ref: Any, spec: RepoSpec) -> tuple[RepoOutcome, bool]:
+        """The repository's outcome, and whether its worker is still alive to take the next."""
         ray = self._ray
         try:
             outcome: RepoOutcome = ray.get(ref)
-            return outcome
+            return outcome, True
         except ray.exceptions.RayError as exc:  # every retry's worker died: reported, the fleet goes on
             reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
-            return lost(spec, self.max_retries + 1, f"{exc.__class__.__name__}: {reason}")
+            return lost(spec, self.max_retries + 1, f"{exc.__class__.__name__}: {reason}"), False
 
     def close(self) -> None:
         if self._started and self._ray.is_initialized():
