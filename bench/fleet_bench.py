@@ -62,6 +62,10 @@ class MemorySampler:
         self._server_dir = ""
         self.peak = 0
         self.server_peak = 0
+        # CPU seconds (user + system) last seen per process: what the run cost whatever the load
+        # of the machine (processes that end keep their last sample).
+        self.cpu: dict[int, float] = {}
+        self.server_cpu: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -74,6 +78,8 @@ class MemorySampler:
                     if "postgres" in proc.name():
                         continue
                     total += proc.memory_info().rss
+                    times = proc.cpu_times()
+                    self.cpu[proc.pid] = times.user + times.system
                 except self._psutil.Error:
                     continue
             return total
@@ -92,6 +98,8 @@ class MemorySampler:
                     try:
                         info = member.memory_full_info()
                         total += getattr(info, "pss", info.rss)
+                        times = member.cpu_times()
+                        self.server_cpu[member.pid] = times.user + times.system
                     except self._psutil.Error:
                         continue
             except (self._psutil.Error, TypeError):
@@ -126,6 +134,8 @@ def run_fleet(url: str, specs: list[str], workers: int, data_dir: str, ray_dir: 
     from woods.fleet import build_fleet
 
     sampler = MemorySampler().start(data_dir)
+    time.sleep(0.5)
+    cpu_before, server_before = sum(sampler.cpu.values()), dict(sampler.server_cpu)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     started = time.perf_counter()
     try:
@@ -134,8 +144,14 @@ def run_fleet(url: str, specs: list[str], workers: int, data_dir: str, ray_dir: 
         sampler.stop()
     wall = time.perf_counter() - started
     totals = summary.totals()
+    cpu = sum(sampler.cpu.values()) - cpu_before
+    server_cpu = sum(v - server_before.get(pid, 0.0) for pid, v in sampler.server_cpu.items())
     return {
         "workers": workers, "runner": summary.runner, "wall_s": round(wall, 1), "load_before": load,
+        "cpu_s": round(cpu, 1), "postgres_cpu_s": round(server_cpu, 1),
+        "cpu_ms_per_chunk": round(1000 * cpu / totals["chunks"], 2) if totals["chunks"] else None,
+        "postgres_cpu_ms_per_chunk": round(1000 * server_cpu / totals["chunks"], 2) if totals["chunks"] else None,
+        "org_index": summary.org_index,
         "load_after": " ".join(f"{x:.1f}" for x in os.getloadavg()),
         "peak_rss_mb": round(sampler.peak / 2**20), "postgres_peak_rss_mb": round(sampler.server_peak / 2**20),
         "totals": totals, "rows_per_wall_second": round(totals["rows"] / wall, 1) if wall else None,

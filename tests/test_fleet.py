@@ -200,6 +200,17 @@ def test_local_processes_run_the_same_plan_and_report_a_failing_repository(repos
         assert {h.to_dict()["repo"] for h in combined.search("invoice config struct", limit=30)} >= {"rails_app"}
 
 
+def test_local_processes_run_a_killed_workers_repository_again(repos, pg_database):
+    url = pg_database()
+    progress = _KillOnce()
+    summary = build_fleet(repos[:2], store=url, ray=False, workers=2, provider_factory=SlowFakeProvider,
+                          contextual=False, progress=progress)
+    assert progress.killed is not None, "no worker was seen running"
+    assert [r.status for r in summary.repositories] == ["published"] * 2, summary.repositories
+    assert max(r.attempts for r in summary.repositories) == 2  # the broken pool's repositories ran again
+    _published_once(url, [r.name for r in repos[:2]])
+
+
 def test_a_git_mirror_is_checked_out_and_indexed(tmp_path, pg_database):
     import subprocess
 

@@ -280,7 +280,10 @@ def index_repository_job(spec: RepoSpec, options: FleetOptions, channel: EventCh
                 provider.close()
     resumed = sum(p.resumed for p in resumer)
     if resumer and not summary.up_to_date:
-        resumer[-1].discard()  # published: the kept batches are in the generation now
+        try:
+            resumer[-1].discard()  # published: the kept batches are in the generation now
+        except WoodsError as exc:  # the index is published; only the clean-up is left for later
+            summary.warnings.append(f"the kept contextual vectors were not removed ({exc}); the next run removes them")
     outcome = _outcome(spec, summary, target, started, worker)
     return replace(outcome, embedded=outcome.embedded - resumed, resumed_vectors=outcome.resumed_vectors + resumed)
 
@@ -313,6 +316,11 @@ def interrupted(spec: RepoSpec, attempts: int = 0) -> RepoOutcome:
                        error="the run was stopped before this repository finished", exit_code=130)
 
 
+def failed_unexpectedly(spec: RepoSpec, reason: str) -> RepoOutcome:
+    """The outcome of a repository whose job raised past its own handling (a bug)."""
+    return RepoOutcome(spec.name, spec.source, FAILED, error=reason, exit_code=1)
+
+
 def lost(spec: RepoSpec, attempts: int, reason: str) -> RepoOutcome:
     """The outcome of a repository whose workers kept dying (every retry used)."""
     return RepoOutcome(spec.name, spec.source, FAILED, attempts=attempts,
@@ -331,6 +339,7 @@ __all__ = [
     "checkout",
     "checkouts_dir",
     "default_provider_factory",
+    "failed_unexpectedly",
     "index_repository_job",
     "interrupted",
     "lost",

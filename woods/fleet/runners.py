@@ -35,7 +35,15 @@ from typing import Any, Protocol
 
 from woods.errors import InputError
 from woods.fleet.events import FleetEvent
-from woods.fleet.job import FleetOptions, LoadedModels, RepoOutcome, index_repository_job, interrupted, lost
+from woods.fleet.job import (
+    FleetOptions,
+    LoadedModels,
+    RepoOutcome,
+    failed_unexpectedly,
+    index_repository_job,
+    interrupted,
+    lost,
+)
 from woods.fleet.plan import RepoSpec
 
 # How long the driver waits for a result before it looks at events and `should_stop` again.
@@ -198,6 +206,9 @@ class RayRunner:
         try:
             outcome: RepoOutcome = ray.get(ref)
             return outcome, True
+        except ray.exceptions.RayTaskError as exc:  # raised inside the job (a bug): reported, the worker lives
+            reason = (str(exc.cause) or exc.cause.__class__.__name__).splitlines()[0]
+            return failed_unexpectedly(spec, f"unexpected {exc.cause.__class__.__name__}: {reason}"), True
         except ray.exceptions.RayError as exc:  # every retry's worker died: reported, the fleet goes on
             reason = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
             return lost(spec, self.max_retries + 1, f"{exc.__class__.__name__}: {reason}"), False
