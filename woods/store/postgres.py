@@ -190,6 +190,7 @@ class PostgresMetadataStore:
         self._postings_cache: dict[tuple[int, str], Posting] = {}
         self._cached_rows = 0
         self._lengths: dict[int, np.ndarray] = {}
+        self._count_cache: dict[str, dict[str, int]] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -608,15 +609,26 @@ class PostgresMetadataStore:
         ]
 
     def count(self) -> int:
-        return sum(int(self._rows(f"SELECT count(*) FROM {p.t('units')}")[0][0]) for p in self.parts)
+        return sum(self._counts("SELECT 'units', count(*) FROM {t[units]}").values())
 
     def _counts(self, sql: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for part in self.parts:
+        """`sql` (name, count) summed over the parts; kept for the view's life (its generations
+        never change), so a banner every search prints costs nothing after the first."""
+        with self._cache_lock:
+            cached = self._count_cache.get(sql)
+        if cached is not None:
+            return dict(cached)
+        def arm(part: Part) -> str:
             tables = {name: part.t(name) for name in ("units", "files", "edges")}
-            for name, n in self._rows(sql.format(t=tables)):
-                counts[str(name)] = counts.get(str(name), 0) + int(n)
-        return dict(sorted(counts.items()))
+            return f"SELECT {part.index}, * FROM ({sql.format(t=tables)}) s"
+
+        counts: dict[str, int] = {}
+        for _index, name, n in self._union(self.parts, arm, {}):
+            counts[str(name)] = counts.get(str(name), 0) + int(n)
+        found = dict(sorted(counts.items()))
+        with self._cache_lock:
+            self._count_cache[sql] = found
+        return dict(found)
 
     def type_counts(self) -> dict[str, int]:
         return self._counts("SELECT type, count(*) FROM {t[units]} GROUP BY type")
@@ -822,6 +834,7 @@ class PostgresVectorStore:
         if len(dims) != 1:
             raise InputError("the repositories were embedded with different dimensions; pass --repo to search one")
         self.dimension = dims.pop()
+        self._session_ef: int | None = None  # hnsw.ef_search this reader's session has (org searches)
 
     def count(self) -> int:
         return self._meta.chunk_count()
@@ -873,9 +886,14 @@ class PostgresVectorStore:
         a filter that skips other generations still fills the list), scored with FAISS's kernel."""
         fetch = limit + TIE_MARGIN
         by_gen = {p.generation.id: p for p in parts}
-        with self._db.transaction(), self._db.cursor(binary=True) as cursor:
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, fetch)}")
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        ef_search = max(HNSW_EF_SEARCH, fetch)
+        if self._session_ef != ef_search:
+            # For this reader's session (its own connection; nothing is written): one statement
+            # once, instead of a transaction with SET LOCAL around every search.
+            self._db.execute("SELECT set_config('hnsw.ef_search', %s, false), "
+                             "set_config('hnsw.iterative_scan', 'relaxed_order', false)", (str(ef_search),))
+            self._session_ef = ef_search
+        with self._db.cursor(binary=True) as cursor:
             cursor.execute(
                 f"SELECT gen, vector_id, embedding FROM {SCHEMA}.{org_table(self.dimension)} WHERE gen = ANY(%(g)s) "
                 "ORDER BY embedding <#> %(q)b LIMIT %(fetch)s",
