@@ -87,6 +87,8 @@ BATCH = 5_000
 UNION_PARTS = 200
 # Rows of postings a reader keeps between queries (as the local reader: ~14 bytes a row).
 POSTINGS_CACHE_ROWS = 2_000_000
+# Tokens whose row counts a reader keeps (a few dozen bytes each).
+TOKEN_COUNT_CACHE = 100_000
 
 
 def lock_key(repo: str) -> int:
@@ -187,9 +189,11 @@ class PostgresMetadataStore:
         self.combined = len(self.parts) > 1
         # Postings and row lengths read so far (the generations are immutable), as the local reader.
         self._cache_lock = threading.Lock()
-        self._postings_cache: dict[tuple[int, str], Posting] = {}
+        self._postings_cache: dict[tuple[tuple[int, ...], str], Posting] = {}
         self._cached_rows = 0
         self._lengths: dict[int, np.ndarray] = {}
+        self._layouts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._token_counts: dict[str, int] = {}
         self._count_cache: dict[str, dict[str, int]] = {}
 
     def close(self) -> None:
@@ -266,32 +270,34 @@ class PostgresMetadataStore:
 
     def find_by_identifier(self, identifier: str) -> list[Record]:
         found: list[tuple[str, str, Record]] = []
-        for part in self.parts:
-            rows = self._rows(f"SELECT key, data, type FROM {part.t('units')} WHERE identifier = %s", (identifier,))
-            found.extend((str(t), part.outer(k), self._record(part, k, d)) for k, d, t in rows)
+        for index, k, d, t in self._union(
+            self.parts, lambda p: f"SELECT {p.index}, key, data, type FROM {p.t('units')} WHERE identifier = %(i)s",
+            {"i": identifier},
+        ):
+            part = self.parts[int(index)]
+            found.append((str(t), part.outer(k), self._record(part, k, d)))
         return [r for _t, _k, r in sorted(found, key=lambda x: (x[0], x[1]))]
 
     def find_by_name(self, name: str, limit: int = 50) -> list[Record]:
         """Records whose last identifier segment is `name`, ordered by (−pagerank, identifier, key)."""
         found: list[tuple[float, str, str, Record]] = []
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT key, data, pagerank, identifier FROM {part.t('units')} WHERE name = %s "
-                "ORDER BY pagerank DESC, identifier, key LIMIT %s",
-                (name, limit),
-            )
-            found.extend((-float(p), str(i), part.outer(k), self._record(part, k, d)) for k, d, p, i in rows)
+        for index, k, d, pr, i in self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, key, data, pagerank, identifier FROM {p.t('units')} WHERE name = %(n)s "
+                       "ORDER BY pagerank DESC, identifier, key LIMIT %(l)s"),
+            {"n": name, "l": limit},
+        ):
+            part = self.parts[int(index)]
+            found.append((-float(pr), str(i), part.outer(k), self._record(part, k, d)))
         return [r for *_sort, r in sorted(found, key=lambda x: (x[0], x[1], x[2]))][:limit]
 
     def files_matching(self, path: str) -> list[str]:
-        found: set[str] = set()
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT path FROM {part.t('files')} WHERE path = %s OR right(path, %s) = %s",
-                (path, len(path) + 1, "/" + path),
-            )
-            found.update(str(r[0]) for r in rows)
-        return sorted(found)
+        rows = self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, path FROM {p.t('files')} WHERE path = %(p)s OR right(path, %(n)s) = %(s)s",
+            {"p": path, "n": len(path) + 1, "s": "/" + path},
+        )
+        return sorted({str(r[1]) for r in rows})
 
     def find_by_type(self, unit_type: str) -> list[Record]:
         found: list[tuple[str, Record]] = []
@@ -302,23 +308,26 @@ class PostgresMetadataStore:
 
     def find_by_stable_prefix(self, prefix: str, limit: int = 21) -> list[Record]:
         found: list[tuple[str, int, int, Record]] = []
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT key, data, stable_id, rowid FROM {part.t('units')} WHERE stable_id >= %s AND stable_id < %s "
-                "ORDER BY stable_id, rowid LIMIT %s",
-                (prefix, prefix + "g", limit),
-            )
-            found.extend((str(s), part.index, int(r), self._record(part, k, d)) for k, d, s, r in rows)
+        for index, k, d, sid, r in self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, key, data, stable_id, rowid FROM {p.t('units')} "
+                       "WHERE stable_id >= %(a)s AND stable_id < %(b)s ORDER BY stable_id, rowid LIMIT %(l)s"),
+            {"a": prefix, "b": prefix + "g", "l": limit},
+        ):
+            part = self.parts[int(index)]
+            found.append((str(sid), part.index, int(r), self._record(part, k, d)))
         return [r for *_sort, r in sorted(found, key=lambda x: (x[0], x[1], x[2]))][:limit]
 
     def units_in_file(self, file_path: str) -> list[Record]:
         """Units of one file ordered by (line_start, -line_end, key): outermost first."""
         found: list[tuple[int, int, str, Record]] = []
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT key, data, line_start, line_end FROM {part.t('units')} WHERE file_path = %s", (file_path,)
-            )
-            found.extend((int(s), -int(e), part.outer(k), self._record(part, k, d)) for k, d, s, e in rows)
+        for index, k, d, st, e in self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, key, data, line_start, line_end FROM {p.t('units')} WHERE file_path = %(f)s",
+            {"f": file_path},
+        ):
+            part = self.parts[int(index)]
+            found.append((int(st), -int(e), part.outer(k), self._record(part, k, d)))
         return [r for *_sort, r in sorted(found, key=lambda x: (x[0], x[1], x[2]))]
 
     def _haystack_rows(self, needle: str, columns: str) -> Iterator[tuple[Part, Any]]:
@@ -326,11 +335,13 @@ class PostgresMetadataStore:
         holds no NUL and a haystack is JSON text (NUL escaped), so a needle with NUL matches nothing."""
         if "\x00" in needle:
             return
-        for part in self.parts:
-            for row in self._rows(
-                f"SELECT {columns} FROM {part.t('units')} WHERE strpos(haystack, %s) > 0 ORDER BY rowid", (needle,)
-            ):
-                yield part, row
+        rows = self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, rowid, {columns} FROM {p.t('units')} WHERE strpos(haystack, %(n)s) > 0",
+            {"n": needle},
+        )
+        for row in sorted(rows, key=lambda r: (int(r[0]), int(r[1]))):
+            yield self.parts[int(row[0])], row[2:]
 
     def search(self, query: str, fields: Sequence[str] | None = None) -> list[Record]:
         needle = query.lower()
@@ -373,8 +384,12 @@ class PostgresMetadataStore:
     def _token_rows(self, tokens: Sequence[str]) -> list[int]:
         """How many units hold each (already stemmed) token, over every part: a postings
         generation says so in one row per token, an older one counts its term rows."""
-        found: dict[str, int] = {}
-        wanted = sorted(set(tokens))
+        with self._cache_lock:
+            known = {t: n for t in set(tokens) if (n := self._token_counts.get(t)) is not None}
+        wanted = sorted(set(tokens) - set(known))
+        if not wanted:
+            return [known[token] for token in tokens]
+        found: dict[str, int] = dict.fromkeys(wanted, 0)
 
         def arm(part: Part) -> str:
             if part.postings:
@@ -383,6 +398,11 @@ class PostgresMetadataStore:
 
         for _part, term, count in self._union(self.parts, arm, {"t": wanted}):
             found[str(term)] = found.get(str(term), 0) + int(count)
+        with self._cache_lock:  # the view's generations never change: a count is asked once
+            if len(self._token_counts) + len(found) > TOKEN_COUNT_CACHE:
+                self._token_counts.clear()
+            self._token_counts.update(found)
+        found.update(known)
         return [found.get(token, 0) for token in tokens]
 
     def common_terms(self, terms: Sequence[str]) -> set[str]:
@@ -431,49 +451,82 @@ class PostgresMetadataStore:
 
     def _postings_search(self, parts: Sequence[Part], words: Sequence[str], idfs: Sequence[float],
                          weights: Sequence[float], limit: int, rows: int, tokens: int) -> list[tuple[float, str]]:
-        """(−score, key) of each part's best rows (a tie at the cut kept whole), scored from its
-        postings by the local backend's own function with the view's totals."""
+        """(−score, key) of the view's best rows (a tie at the cut kept whole), scored from the
+        parts' postings by the local backend's own function with the view's totals.
+
+        The parts are scored as one index: part i's rows are numbered after those of the parts
+        before it (`_layout`), a word's postings of every part concatenated in that order. A row's
+        phrases are summed in the same order either way, so the scores are those of each part
+        scored alone, to the last bit — in one pass over the view, whatever its number of parts."""
         if not parts:
             return []
-        postings = self._read_postings(parts, words)
-        scored: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        with_hits = [p for p in parts if any((p.index, w) in postings for w in words)]
-        lengths = self._read_lengths(with_hits)
-        for part in with_hits:
-            rowids, scores = bm25_scores([postings.get((part.index, w)) for w in words], idfs, weights,
-                                         lengths[part.index], rows, tokens)
-            scored[part.index] = top_rows(rowids, scores, limit)
-        keys = self._keys_of_rows(with_hits, {i: r.tolist() for i, (r, _s) in scored.items()})
-        found: list[tuple[float, str]] = []
-        for part in with_hits:
-            rowids, scores = scored[part.index]
-            found.extend((-float(score), part.outer(keys[(part.index, int(rowid))]))
-                         for rowid, score in zip(rowids.tolist(), scores.tolist(), strict=True))
-        return found
+        offsets, lengths = self._layout(parts)
+        postings = self._global_postings(parts, offsets, words, len(lengths))
+        rowids, scores = bm25_scores([postings.get(w) for w in words], idfs, weights, lengths, rows, tokens)
+        rowids, scores = top_rows(rowids, scores, limit)
+        if not len(rowids):
+            return []
+        which = np.searchsorted(offsets, rowids, side="right") - 1
+        local = rowids - offsets[which]
+        wanted: dict[int, list[int]] = {}
+        for position, rowid in zip(which.tolist(), local.tolist(), strict=True):
+            wanted.setdefault(parts[position].index, []).append(rowid)
+        keys = self._keys_of_rows([p for p in parts if p.index in wanted], wanted)
+        return [(-score, parts[position].outer(keys[(parts[position].index, rowid)]))
+                for position, rowid, score in zip(which.tolist(), local.tolist(), scores.tolist(), strict=True)]
 
-    def _read_postings(self, parts: Sequence[Part], words: Sequence[str]) -> dict[tuple[int, str], Posting]:
-        """(part index, token) → its posting, for the tokens a part holds (cached between queries)."""
+    def _layout(self, parts: Sequence[Part]) -> tuple[np.ndarray, np.ndarray]:
+        """Where each part's rows start in the view's numbering, and every row's length in it
+        (read once per view: the generations are immutable)."""
+        key = tuple(p.index for p in parts)
+        with self._cache_lock:
+            cached = self._layouts.get(key)
+        if cached is not None:
+            return cached
+        lengths = self._read_lengths(parts)
+        sizes = [len(lengths[p.index]) for p in parts]
+        offsets = np.concatenate([[0], np.cumsum(sizes[:-1], dtype=np.int64)]).astype(np.int64)
+        joined = np.concatenate([lengths[p.index] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
+        with self._cache_lock:
+            self._layouts[key] = (offsets, joined)
+        return offsets, joined
+
+    def _global_postings(self, parts: Sequence[Part], offsets: np.ndarray, words: Sequence[str],
+                         size: int) -> dict[str, Posting]:
+        """Each word's postings over the parts, rows in the view's numbering (cached between
+        queries, up to POSTINGS_CACHE_ROWS rows)."""
+        key = tuple(p.index for p in parts)
         wanted = sorted(set(words))
         with self._cache_lock:
-            found = {(p.index, w): hit for p in parts for w in wanted
-                     if (hit := self._postings_cache.get((p.index, w))) is not None}
-        missing = [p for p in parts if any((p.index, w) not in found for w in wanted)]
+            found = {w: hit for w in wanted if (hit := self._postings_cache.get((key, w))) is not None}
+        missing = [w for w in wanted if w not in found]
         if not missing:
             return found
-        # A part's cached tokens are asked again with the rest: simpler, and rare (a new word).
-        lengths = self._read_lengths(missing)
-        fetched = self._union(
-            missing, lambda p: f"SELECT {p.index}, term, wide, docs, tfs FROM {p.t('postings')} WHERE term = ANY(%(t)s)",
-            {"t": wanted},
-        )
+        lengths = self._read_lengths(parts)
+        position = {p.index: i for i, p in enumerate(parts)}
+        pieces: dict[str, list[tuple[int, Posting]]] = {w: [] for w in missing}
+        for index, term, wide, docs, tfs in self._union(
+            parts, lambda p: f"SELECT {p.index}, term, wide, docs, tfs FROM {p.t('postings')} WHERE term = ANY(%(t)s)",
+            {"t": missing},
+        ):
+            posting = decode_posting(str(term), wide, _bytes(docs), _bytes(tfs), len(lengths[int(index)]))
+            pieces[str(term)].append((position[int(index)], posting))
         with self._cache_lock:
-            for index, term, wide, docs, tfs in fetched:
-                posting = decode_posting(str(term), wide, _bytes(docs), _bytes(tfs), len(lengths[int(index)]))
-                found[(int(index), str(term))] = posting
+            for word, parts_of_word in pieces.items():
+                if not parts_of_word:
+                    continue
+                parts_of_word.sort(key=lambda item: item[0])
+                posting = Posting(
+                    np.concatenate([p.rows.astype(np.int64) + offsets[i] for i, p in parts_of_word]),
+                    np.concatenate([p.tfs.astype(np.uint32) for _i, p in parts_of_word]),
+                )
+                if int(posting.rows.max(initial=-1)) >= size:
+                    raise CorruptIndexError(f"the lexical postings of {word!r} name a row past the index's last")
+                found[word] = posting
                 if self._cached_rows + len(posting.rows) > POSTINGS_CACHE_ROWS:
                     self._postings_cache.clear()
                     self._cached_rows = 0
-                self._postings_cache[(int(index), str(term))] = posting
+                self._postings_cache[(key, word)] = posting
                 self._cached_rows += len(posting.rows)
         return found
 
@@ -640,14 +693,14 @@ class PostgresMetadataStore:
         return self._counts("SELECT via, count(*) FROM {t[edges]} GROUP BY via")
 
     def pagerank_percentile(self, identifier: str) -> float | None:
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT pagerank_percentile FROM {part.t('units')} WHERE identifier = %s ORDER BY rowid LIMIT 1",
-                (identifier,),
-            )
-            if rows:
-                return float(rows[0][0])
-        return None
+        """The percentile of the first unit named `identifier` (in repository, then row order)."""
+        rows = self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, pagerank_percentile FROM {p.t('units')} WHERE identifier = %(i)s "
+                       "ORDER BY rowid LIMIT 1"),
+            {"i": identifier},
+        )
+        return float(min(rows, key=lambda r: int(r[0]))[1]) if rows else None
 
     def pagerank_scores(self) -> dict[str, float]:
         scores: dict[str, float] = {}
@@ -659,16 +712,14 @@ class PostgresMetadataStore:
 
     def top_pagerank(self, limit: int, types: Sequence[str] | None = None) -> list[tuple[str, str, float]]:
         """(identifier, type, pagerank) ordered by (−pagerank, identifier, type)."""
-        found: list[tuple[str, str, float]] = []
-        for part in self.parts:
-            where = "WHERE type = ANY(%s) " if types else ""
-            params: list[Any] = [list(types)] if types else []
-            rows = self._rows(
-                f"SELECT identifier, type, pagerank FROM {part.t('units')} {where}"
-                "ORDER BY pagerank DESC, identifier, type LIMIT %s",
-                [*params, limit],
-            )
-            found.extend((str(i), str(t), float(p)) for i, t, p in rows)
+        where = "WHERE type = ANY(%(t)s) " if types else ""
+        rows = self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, identifier, type, pagerank FROM {p.t('units')} {where}"
+                       "ORDER BY pagerank DESC, identifier, type LIMIT %(l)s"),
+            {"t": list(types or ()), "l": limit},
+        )
+        found = [(str(i), str(t), float(pr)) for _index, i, t, pr in rows]
         return sorted(found, key=lambda r: (-r[2], r[0], r[1]))[:limit]
 
     # -- files, chunks, edges ----------------------------------------------------------------
@@ -753,41 +804,35 @@ class PostgresMetadataStore:
     # -- graph one-hop queries (SQLiteGraphStore runs these as SQL on its connection) --------
     def edge_neighbours(self, identifier: str, *, reverse: bool, via: str | None) -> list[str]:
         near, far = ("target", "source") if reverse else ("source", "target")
-        found: set[str] = set()
-        for part in self.parts:
-            sql = f"SELECT DISTINCT {far} FROM {part.t('edges')} WHERE {near} = %s"
-            params: tuple[str, ...] = (identifier,)
-            if via:
-                sql += " AND via = %s"
-                params += (via,)
-            found.update(str(r[0]) for r in self._rows(sql, params))
-        return sorted(found)
+        condition = " AND via = %(v)s" if via else ""
+        rows = self._union(
+            self.parts, lambda p: f"SELECT DISTINCT {p.index}, {far} FROM {p.t('edges')} WHERE {near} = %(i)s{condition}",
+            {"i": identifier, "v": via},
+        )
+        return sorted({str(r[1]) for r in rows})
 
     def edges_from(self, identifier: str) -> list[tuple[str, str]]:
-        return [
-            (str(t), str(v))
-            for part in self.parts
-            for t, v in self._rows(
-                f"SELECT target, via FROM {part.t('edges')} WHERE source = %s ORDER BY source_key, ordinal", (identifier,)
-            )
-        ]
+        rows = self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, source_key, ordinal, target, via FROM {p.t('edges')} WHERE source = %(i)s",
+            {"i": identifier},
+        )
+        return [(str(t), str(v)) for _i, _k, _o, t, v in sorted(rows, key=lambda r: (int(r[0]), str(r[1]), int(r[2])))]
 
     def edges_to(self, identifier: str) -> list[tuple[str, str]]:
-        found = {
-            (str(s), str(v))
-            for part in self.parts
-            for s, v in self._rows(f"SELECT DISTINCT source, via FROM {part.t('edges')} WHERE target = %s", (identifier,))
-        }
-        return sorted(found)
+        rows = self._union(
+            self.parts, lambda p: f"SELECT DISTINCT {p.index}, source, via FROM {p.t('edges')} WHERE target = %(i)s",
+            {"i": identifier},
+        )
+        return sorted({(str(src), str(v)) for _i, src, v in rows})
 
     def has_edge_node(self, identifier: str) -> bool:
-        return any(
-            self._rows(
-                f"SELECT 1 FROM {p.t('edges')} WHERE source = %s UNION ALL SELECT 1 FROM {p.t('edges')} WHERE target = %s LIMIT 1",
-                (identifier, identifier),
-            )
-            for p in self.parts
-        )
+        return bool(self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index} FROM {p.t('edges')} WHERE source = %(i)s UNION ALL "
+                       f"SELECT {p.index} FROM {p.t('edges')} WHERE target = %(i)s LIMIT 1"),
+            {"i": identifier},
+        ))
 
 
 class PostgresGraphStore(SQLiteGraphStore):
