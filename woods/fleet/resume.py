@@ -90,10 +90,14 @@ class ResumingProvider:
     def _connection(self) -> Any:
         if self._conn is None or self._conn.closed:
             from woods.store.pg_connect import connect
+            from woods.store.pg_publish import DDL_LOCK
 
             self._conn = connect(self._url)
-            self._run(f"CREATE TABLE IF NOT EXISTS {self._table} (repo text NOT NULL, fingerprint text NOT NULL, "
-                      "text_sha256 text NOT NULL, vector bytea NOT NULL, PRIMARY KEY (repo, fingerprint, text_sha256))")
+            # Two workers may create it at once: CREATE TABLE IF NOT EXISTS alone races in PostgreSQL.
+            with self._conn.transaction():
+                self._run("SELECT pg_advisory_xact_lock(%s, %s)", DDL_LOCK)
+                self._run(f"CREATE TABLE IF NOT EXISTS {self._table} (repo text NOT NULL, fingerprint text NOT NULL, "
+                          "text_sha256 text NOT NULL, vector bytea NOT NULL, PRIMARY KEY (repo, fingerprint, text_sha256))")
         return self._conn
 
     def _run(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:

@@ -69,7 +69,7 @@ from woods.store.sqlite_uri import sqlite_uri
 
 # Serialises creating the shared woods tables (two first indexers at once): a transaction-level
 # advisory lock with a key no repository hash can take (class REPO_LOCK_CLASS + 1).
-_DDL_LOCK = (REPO_LOCK_CLASS + 2, 0)
+DDL_LOCK = (REPO_LOCK_CLASS + 2, 0)
 # Seconds between attempts to take a repository's writer lock (as the local flock poll).
 LOCK_POLL_SECONDS = 0.2
 # pgvector's HNSW defaults (m 16, ef_construction 64): the recall bench/README.md measures.
@@ -188,7 +188,7 @@ def ensure_schema(conn: Any, url: str) -> None:
     psycopg = __import__("psycopg")
     try:
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _DDL_LOCK)
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", DDL_LOCK)
             if vector_oid(conn) is None:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             if not schema_present(conn):
