@@ -9,6 +9,7 @@ a quick local loop; CI runs them.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -68,6 +69,7 @@ def local_ray() -> Iterator[None]:
     finally:
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
         ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 @pytest.fixture
