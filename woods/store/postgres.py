@@ -582,6 +582,12 @@ class PostgresMetadataStore:
 
     _SUMMARY_COLUMNS = "key, identifier, name, type, language, file_path, line_start, line_end, parent, pagerank_percentile"
 
+    def _summaries(self, part: Part, where: str, params: Sequence[Any]) -> list[UnitSummary]:
+        """UnitSummary rows of one part matching `where` (per-part reads; a view's many parts
+        are read with `_by_parts` / `_union`)."""
+        rows = self._rows(f"SELECT {part.index}, {self._SUMMARY_COLUMNS} FROM {part.t('units')} WHERE {where}", params)
+        return [self._summary(r) for r in rows]
+
     def _summary(self, row: Sequence[Any]) -> UnitSummary:
         """A UnitSummary from (part index, `_SUMMARY_COLUMNS`…)."""
         part = self.parts[int(row[0])]
