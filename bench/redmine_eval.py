@@ -539,7 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--misses", type=int, default=0, metavar="N", help="print the N worst questions per config"
     )
-    parser.add_argument("--embedder", default="minilm", choices=("minilm", "fake"), help=argparse.SUPPRESS)
+    parser.add_argument("--embedder", default="static", choices=("static", "minilm", "fake"),
+                        help="the embedder the index is built with (default: woods's static model; minilm: the "
+                             "contextual model as the only embedder)")
     return parser
 
 

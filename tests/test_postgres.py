@@ -116,30 +116,44 @@ def test_lexical_bm25_equals_fts5_to_the_last_bit(both):
                         lg.stores.metadata._postings_state = postings
 
 
-def test_a_generation_without_postings_publishes_the_same_term_statistics(fixtures_repo, pg_database, monkeypatch):
-    """Publishing reads the writer's postings; a generation written before them is grouped from
-    FTS5's instances instead. Both give the server the same rows and totals."""
+def test_postings_and_term_rows_rank_the_same_as_the_local_index(both, fixtures_repo, pg_database, monkeypatch):
+    """A generation is published with its postings (scored by the local backend's own function);
+    one written before them gets per-term rows scored in SQL. Both paths give the local lists, for
+    one repository and for a combined view (summed statistics), at every limit."""
     import psycopg
 
-    from woods.store.postgres import table
+    from woods.store.postgres import open_postgres
     from woods.store.postings import Postings
+    from woods.tokens import query_terms
 
+    local, _server, _url = both
     url = pg_database()
     build_index(fixtures_repo, store=url, repo="with", provider_factory=FakeEmbeddingProvider, workers=1)
     monkeypatch.setattr(Postings, "open", classmethod(lambda cls, conn: None))
     build_index(fixtures_repo, store=url, repo="without", provider_factory=FakeEmbeddingProvider, workers=1)
-    stats = {}
+    monkeypatch.undo()
+    build_index(fixtures_repo, store=url, repo="again", provider_factory=FakeEmbeddingProvider, workers=1)
     with psycopg.connect(url) as conn:
-        for repo in ("with", "without"):
-            gen, rows, tokens = conn.execute(
-                "SELECT g.id, g.lexical_rows, g.lexical_tokens FROM woods.generations g JOIN woods.repos r "
-                "ON r.current_generation = g.id WHERE r.name = %s", (repo,)).fetchone()
-            terms = conn.execute(f"SELECT term, unit_row, tf0, tf1, tf2, tf3, tf4 FROM {table(gen, 'terms')} "
-                                 "ORDER BY term, unit_row").fetchall()
-            lengths = conn.execute(f"SELECT rowid, lexical_length FROM {table(gen, 'units')} ORDER BY rowid").fetchall()
-            stats[repo] = (rows, tokens, terms, lengths)
-    assert stats["with"] == stats["without"]
-    assert stats["with"][0] > 0 and len(stats["with"][2]) > 100
+        stats = conn.execute("SELECT repo, lexical_rows, lexical_tokens FROM woods.generations ORDER BY repo").fetchall()
+    assert len({row[1:] for row in stats}) == 1 and stats[0][1] > 0
+    weights = CodeSearchConfig().lexical_weights
+    queries = [*QUERIES, "self", "def end", "requests request", "the a of", "zzzz"]
+    with local._use() as lg, open_postgres(url, "with") as a, open_postgres(url, "without") as b:
+        assert a.metadata.parts[0].postings and not b.metadata.parts[0].postings
+        for query in queries:
+            terms = query_terms(query)
+            for limit in (200, 5, 1):
+                expected = lg.stores.metadata.lexical_search(terms, limit, weights)
+                assert a.metadata.lexical_search(terms, limit, weights) == expected, (query, limit)
+                assert b.metadata.lexical_search(terms, limit, weights) == expected, (query, limit)
+    # Combined views of three copies (statistics summed over them): a copy read through term rows
+    # ranks exactly as one read through its postings.
+    with open_postgres(url) as view:
+        for query in queries:
+            found = dict(view.metadata.lexical_search(query_terms(query), 10_000, weights))
+            copies = {repo: {k.split(":", 1)[1]: v for k, v in found.items() if k.startswith(repo + ":")}
+                      for repo in ("with", "without", "again")}
+            assert copies["with"] == copies["without"] == copies["again"], query
 
 
 def test_vector_hits_equal_faiss_and_filters_apply_before_the_limit(both):
@@ -330,3 +344,47 @@ def test_status_names_the_repository_and_the_redacted_store(both):
     assert payload["repo"] == "fixtures" and payload["store"].startswith("postgresql://")
     assert payload["counts"]["units"] > 100
     json.dumps(payload)
+
+
+def test_the_organisation_vector_index_answers_a_combined_view_as_the_exact_scans(tmp_path, pg_database, monkeypatch):
+    """A search over every repository asks the organisation's vector index (one HNSW query) for
+    the repositories it covers; on small repositories its top hits are the exact scans' hits.
+    A refresh follows re-publishes and keeps a generation a reader pins."""
+    import psycopg
+
+    import woods.store.postgres as pg
+    from woods.store.pg_connect import connect
+    from woods.store.pg_publish import refresh_org_vectors
+
+    url = pg_database()
+    roots = [copy_fixture(name, tmp_path) for name in ("python_pkg", "rails_app", "go_module")]
+    for root in roots:
+        build_index(root, store=url, provider_factory=FakeEmbeddingProvider, workers=1)
+    conn = connect(url)
+    assert refresh_org_vectors(conn, url)["added"] == 3
+    assert refresh_org_vectors(conn, url) == {"added": 0, "removed": 0, "rows": 0}
+    monkeypatch.setattr(pg, "EXACT_SEARCH_MAX_CHUNKS", 0)  # the fixtures are small: ask the index anyway
+    rng = np.random.default_rng(3)
+    with pg.open_postgres(url) as view, pg.open_postgres(url, exact=True) as exact:
+        assert all(p.org for p in view.metadata.parts) and view.vectors._org_search(None, None)
+        for _ in range(5):
+            vector = rng.standard_normal(view.vectors.dimension).astype(np.float32)
+            vector /= np.linalg.norm(vector)
+            assert view.vectors.search(vector, 10) == exact.vectors.search(vector, 10)
+        pinned = next(p.generation.id for p in view.metadata.parts if p.repo == roots[0].name)
+        (roots[0] / "extra.py").write_text("def extra():\n    return 1\n")
+        build_index(roots[0], store=url, provider_factory=FakeEmbeddingProvider, workers=1)
+        assert refresh_org_vectors(conn, url) == {"added": 1, "removed": 0, "rows": _org_rows(url, roots[0].name)}
+    with psycopg.connect(url) as check:
+        covered = {r[0] for r in check.execute("SELECT gen FROM woods.org_generations")}
+    assert pinned in covered  # the reader held it while the refresh ran
+    assert refresh_org_vectors(conn, url)["removed"] == 1  # released: now removed
+    conn.close()
+
+
+def _org_rows(url: str, repo: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return int(conn.execute("SELECT g.chunks FROM woods.repos r JOIN woods.generations g ON g.id = "
+                                "r.current_generation WHERE r.name = %s", (repo,)).fetchone()[0])

@@ -6,7 +6,7 @@ tree-sitter grammars; each heavy dependency is imported where it is first needed
 
 from woods.version import __version__
 
-__all__ = ["Index", "__version__", "build_index"]
+__all__ = ["Index", "__version__", "build_fleet", "build_index"]
 
 
 def __getattr__(name: str) -> object:
@@ -18,4 +18,8 @@ def __getattr__(name: str) -> object:
         from woods.api import build_index
 
         return build_index
+    if name == "build_fleet":  # many repositories at once (woods/fleet/, docs/scale.md)
+        from woods.fleet import build_fleet
+
+        return build_fleet
     raise AttributeError(f"module 'woods' has no attribute {name!r}")

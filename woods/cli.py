@@ -235,7 +235,9 @@ FormatOpt = Annotated[Format, typer.Option(
 
 @app.command()
 def index(
-    path: Annotated[Path, typer.Argument(help="Repository to index.")] = Path("."),
+    paths: Annotated[list[str] | None, typer.Argument(
+        help="Repository to index (default: cwd). Several — [NAME=]PATH or git URLs of mirrors — index a fleet "
+             "(docs/scale.md).", show_default=False)] = None,
     store: StoreOpt = None,
     repo: Annotated[str | None, typer.Option(
         "--repo", help="Collection name in a PostgreSQL store (default: the repository directory's name).")] = None,
@@ -252,6 +254,14 @@ def index(
         "--contextual/--no-contextual",
         help="Add MiniLM's contextual vectors in a second phase (default: where the contextual extra is installed).",
     )] = None,
+    from_file: Annotated[Path | None, typer.Option(
+        "--from", help="Fleet: a file listing repositories, one [NAME=]PATH or git URL a line.")] = None,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, help="Fleet: repositories indexed at once (default: one per CPU of the machine or cluster).")] = None,
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray", help="Fleet: join the Ray cluster at ADDRESS (default: RAY_ADDRESS, else a local Ray woods starts).")] = None,
+    processes: Annotated[bool, typer.Option(
+        "--processes", help="Fleet: run in local processes even where Ray is installed.")] = False,
     as_json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
@@ -263,12 +273,24 @@ def index(
     index stays readable until the new one is published. The index is written to PATH/.woods (git
     ignores it: woods writes .woods/.gitignore).
 
+    Several repositories (or --from, --workers, --ray) index a fleet in parallel, on Ray where it is
+    installed, into one PostgreSQL store (--store postgresql://…; each repository a collection) or
+    each into its own .woods; every repository is published atomically (docs/scale.md).
+
     \b
     Examples:
       woods index                      index the working directory
-      woods index ~/src/flask --json   print the run's summary as JSON
       woods index . --watch            re-index on every change until Ctrl-C
+      woods index a b c --store postgresql://localhost/woods --workers 2
     """
+    fleet = len(paths or []) > 1 or from_file is not None or workers is not None or ray_address is not None or processes
+    if fleet:
+        _index_fleet(
+            paths or [], from_file, store, repo, workers, ray_address, processes, max_file_bytes, wait, full, allow_purge,
+            watch_mode, contextual, as_json, debug,
+        )
+        return
+    path = Path(paths[0]) if paths else Path(".")
 
     def action() -> int:
         from woods.api import build_index
@@ -313,6 +335,47 @@ def index(
             except KeyboardInterrupt:
                 sys.stderr.write("woods: stopped watching\n")
         return 0
+
+    _run(debug, action)
+
+
+def _index_fleet(
+    sources: list[str], from_file: Path | None, store: str | None, repo: str | None, workers: int | None,
+    ray_address: str | None, processes: bool, max_file_bytes: int, wait: float, full: bool, allow_purge: bool,
+    watch_mode: bool, contextual: bool | None, as_json: bool, debug: bool,
+) -> None:
+    """`woods index` over several repositories: `woods.build_fleet`, rendered."""
+
+    def action() -> int:
+        from woods.entrypoint import contextual_factory_from_environment, provider_factory_from_environment
+        from woods.fleet import build_fleet, read_repo_list
+        from woods.fleet.report import StderrFleetProgress, summary_lines
+
+        if repo is not None:
+            raise InputError("--repo names one repository; in a fleet write NAME=PATH for each repository")
+        if watch_mode:
+            raise InputError("--watch follows one repository; index a fleet without it (re-run to update)")
+        if processes and ray_address is not None:
+            raise InputError("--processes and --ray contradict each other; pass one")
+        listed = [*sources, *(read_repo_list(from_file) if from_file is not None else [])]
+        second = contextual_factory_from_environment(contextual)
+        progress = None if as_json else StderrFleetProgress()
+        try:
+            summary = build_fleet(
+                listed, store=store, workers=workers, ray=False if processes else None, ray_address=ray_address,
+                full=full, allow_purge=allow_purge, max_file_bytes=max_file_bytes, wait=wait,
+                provider_factory=provider_factory_from_environment(), contextual_factory=second,
+                contextual=False if second is None else None, progress=progress,
+            )
+        finally:
+            if progress is not None:
+                progress.close()
+        if as_json:
+            _emit_json({"fleet": summary.to_dict(), "warnings": summary.warnings})
+        else:
+            for line in summary_lines(summary):
+                sys.stderr.write(line + "\n")
+        return summary.exit_code
 
     _run(debug, action)
 

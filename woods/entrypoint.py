@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from woods.errors import InputError
@@ -60,7 +61,7 @@ def provider_factory_from_environment() -> Callable[[], EmbeddingProvider] | Non
     if name in ("", REAL_EMBEDDER):
         return None
     if name == TEST_EMBEDDER:
-        return lambda: index_provider(TEST_EMBEDDER)
+        return partial(index_provider, TEST_EMBEDDER)  # picklable: fleet workers build it
     raise InputError(
         f"{EMBEDDER_ENV}={name!r} is not an embedder; it is a test-only switch "
         f"({TEST_EMBEDDER!r} or unset for woods's static model)"
@@ -75,7 +76,7 @@ def contextual_factory_from_environment(option: bool | None) -> Callable[[], Emb
 
     name = os.environ.get(CONTEXTUAL_ENV, "").strip()
     if name == TEST_EMBEDDER:
-        return None if option is False else (lambda: index_provider(FAKE_CONTEXTUAL_EMBEDDER))
+        return None if option is False else partial(index_provider, FAKE_CONTEXTUAL_EMBEDDER)
     if name:
         raise InputError(f"{CONTEXTUAL_ENV}={name!r} is not an embedder; it is a test-only switch ({TEST_EMBEDDER!r} or unset)")
     return contextual_factory(option, default_base=provider_factory_from_environment() is None)

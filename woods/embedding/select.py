@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from woods.errors import CorruptIndexError, InputError
@@ -88,7 +89,7 @@ def contextual_factory(
         require_contextual("contextual vectors")
     elif not (default_base and CONTEXTUAL_BY_DEFAULT and contextual_available()):
         return None
-    return lambda: index_provider(CONTEXTUAL_EMBEDDER)
+    return partial(index_provider, CONTEXTUAL_EMBEDDER)  # picklable: fleet workers build it
 
 
 def provider_factory_for(embedder: dict[str, Any]) -> Callable[[], EmbeddingProvider]:

@@ -5,8 +5,9 @@ run builds the generation exactly as a local run does, into a private staging di
 with its FTS5 index, FAISS, the manifest), then `publish` copies it into the server:
 
 1. in ONE transaction: register the generation, create its tables (`woods.g<id>_*`), COPY every
-   row (vectors in binary), copy the lexical term statistics from the generation's postings
-   (FTS5's own counts; a generation written before them is grouped from `fts5vocab`), build the
+   row (vectors in binary), copy the generation's lexical postings as they are (FTS5's own counts,
+   `woods.store.postings`; a generation written before them gets per-term rows grouped from
+   `fts5vocab`, scored in SQL), build the
    indexes (HNSW for generations above `EXACT_SEARCH_MAX_CHUNKS`), ANALYZE, and move the
    repository's `current_generation` pointer;
 2. COMMIT — the commit point. Readers read through the pointer (MVCC), so they see the old
@@ -54,11 +55,13 @@ from woods.store.pg_connect import (
 from woods.store.postgres import (
     EXACT_SEARCH_MAX_CHUNKS,
     GENERATION_LOCK_CLASS,
+    ORG_GENERATIONS,
     PG_LAYOUT_VERSION,
     REPO_LOCK_CLASS,
     PostgresStores,
     check_layout,
     lock_key,
+    org_table,
     schema_present,
     table,
 )
@@ -66,7 +69,7 @@ from woods.store.sqlite_uri import sqlite_uri
 
 # Serialises creating the shared woods tables (two first indexers at once): a transaction-level
 # advisory lock with a key no repository hash can take (class REPO_LOCK_CLASS + 1).
-_DDL_LOCK = (REPO_LOCK_CLASS + 2, 0)
+DDL_LOCK = (REPO_LOCK_CLASS + 2, 0)
 # Seconds between attempts to take a repository's writer lock (as the local flock poll).
 LOCK_POLL_SECONDS = 0.2
 # pgvector's HNSW defaults (m 16, ef_construction 64): the recall bench/README.md measures.
@@ -127,6 +130,25 @@ CREATE TABLE {p}edges (
     source_key text COLLATE "C" NOT NULL, source text COLLATE "C" NOT NULL, target text COLLATE "C" NOT NULL,
     target_key text COLLATE "C", via text COLLATE "C" NOT NULL, ordinal integer NOT NULL
 );
+"""
+# The lexical index of a generation written with postings (every generation woods writes now):
+# the local index's postings as they are (`woods.store.postings`: per token its rows and per-column
+# counts as two blobs) and every row's length. A reader scores them with the local backend's own
+# function (`postings.bm25_scores`): same lists by construction, and a query reads a few blobs
+# instead of joining every row of its words. Blobs are stored uncompressed (EXTERNAL): they are
+# dense integers, and a reader should not pay for decompression.
+_POSTINGS_TABLES = """
+CREATE TABLE {p}postings (
+    term text COLLATE "C" PRIMARY KEY, rows integer NOT NULL, wide boolean NOT NULL, docs bytea NOT NULL,
+    tfs bytea NOT NULL
+);
+ALTER TABLE {p}postings ALTER COLUMN docs SET STORAGE EXTERNAL, ALTER COLUMN tfs SET STORAGE EXTERNAL;
+CREATE TABLE {p}lengths (id integer PRIMARY KEY, data bytea NOT NULL);
+ALTER TABLE {p}lengths ALTER COLUMN data SET STORAGE EXTERNAL;
+"""
+# A generation written before the postings (a local build of an older woods) gets the term
+# statistics one row per (term, unit), scored in SQL as before.
+_TERMS_TABLE = """
 CREATE TABLE {p}terms (
     term text COLLATE "C" NOT NULL, unit_row integer NOT NULL,
     tf0 integer NOT NULL, tf1 integer NOT NULL, tf2 integer NOT NULL, tf3 integer NOT NULL, tf4 integer NOT NULL
@@ -144,10 +166,11 @@ CREATE UNIQUE INDEX ON {p}chunks (embedding_id);
 CREATE INDEX ON {p}chunks (unit_key, chunk_index);
 CREATE INDEX ON {p}edges (source);
 CREATE INDEX ON {p}edges (target);
-CREATE INDEX ON {p}terms (term);
 """
+_TERMS_INDEX = """CREATE INDEX ON {p}terms (term);"""
 
-_GENERATION_TABLE_NAMES = ("files", "extractions", "units", "chunks", "edges", "terms")
+# Every table a generation may have (dropped together; IF EXISTS: a generation has postings or terms).
+_GENERATION_TABLE_NAMES = ("files", "extractions", "units", "chunks", "edges", "terms", "postings", "lengths")
 
 
 def _crash_test_pause(phase: str) -> None:
@@ -165,7 +188,7 @@ def ensure_schema(conn: Any, url: str) -> None:
     psycopg = __import__("psycopg")
     try:
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _DDL_LOCK)
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", DDL_LOCK)
             if vector_oid(conn) is None:
                 conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             if not schema_present(conn):
@@ -329,6 +352,72 @@ def drop_old_generations(conn: Any, repo: str) -> list[int]:
     return dropped
 
 
+# One refresher of the organisation's vector index at a time (a transaction-level advisory lock
+# with a key no repository hash takes: class REPO_LOCK_CLASS + 3).
+_ORG_LOCK = (REPO_LOCK_CLASS + 3, 0)
+# Above this share of the index's rows new, the HNSW index is dropped and built again in bulk
+# (pgvector builds 2-3x faster than it inserts one row at a time).
+ORG_REBUILD_SHARE = 0.3
+
+
+def refresh_org_vectors(conn: Any, url: str) -> dict[str, int]:
+    """Bring the organisation's vector index (`woods.org_vectors_d<dim>`, see
+    `woods.store.postgres`) up to the repositories' current generations: add the vectors of
+    generations it does not cover yet and remove those of generations no longer current and not
+    pinned by a reader. In one transaction: readers see the index before or after. Returns the
+    generations added and removed and the rows added."""
+    psycopg = __import__("psycopg")
+    added = removed = rows = 0
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", _ORG_LOCK)
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{ORG_GENERATIONS} (gen bigint PRIMARY KEY, "
+                         "dimension integer NOT NULL, chunks bigint NOT NULL)")
+            current: dict[int, tuple[int, int]] = {}
+            for gen, manifest, chunks in conn.execute(
+                f"SELECT g.id, g.manifest, g.chunks FROM {SCHEMA}.repos r JOIN {SCHEMA}.generations g "
+                "ON g.id = r.current_generation WHERE g.chunks > 0"
+            ).fetchall():
+                current[int(gen)] = (int(json.loads(manifest)["embedder"]["dimension"]), int(chunks))
+            covered = {int(g): int(d) for g, d in conn.execute(
+                f"SELECT gen, dimension FROM {SCHEMA}.{ORG_GENERATIONS}").fetchall()}
+            for gen, dimension in sorted(covered.items()):
+                if gen in current:
+                    continue
+                # A reader pinning the generation holds a shared lock on it: keep its vectors.
+                if not conn.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", (GENERATION_LOCK_CLASS, gen)).fetchone()[0]:
+                    continue
+                conn.execute(f"DELETE FROM {SCHEMA}.{org_table(dimension)} WHERE gen = %s", (gen,))
+                conn.execute(f"DELETE FROM {SCHEMA}.{ORG_GENERATIONS} WHERE gen = %s", (gen,))
+                removed += 1
+            fresh = {gen: value for gen, value in current.items() if gen not in covered}
+            for dimension in sorted({d for d, _n in fresh.values()}):
+                gens = sorted(g for g, (d, _n) in fresh.items() if d == dimension)
+                name = org_table(dimension)
+                conn.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{name} (gen bigint NOT NULL, vector_id integer NOT NULL, "
+                             f"embedding vector({dimension}) NOT NULL)")
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {name}_gen ON {SCHEMA}.{name} (gen)")
+                present = int(conn.execute(f"SELECT count(*) FROM {SCHEMA}.{name}").fetchone()[0])
+                new_rows = sum(fresh[g][1] for g in gens)
+                rebuild = new_rows > ORG_REBUILD_SHARE * (present + new_rows)
+                if rebuild:
+                    conn.execute(f"DROP INDEX IF EXISTS {SCHEMA}.{name}_hnsw")
+                for gen in gens:
+                    conn.execute(f"INSERT INTO {SCHEMA}.{name} (gen, vector_id, embedding) "
+                                 f"SELECT %s, vector_id, embedding FROM {table(gen, 'chunks')}", (gen,))
+                    conn.execute(f"INSERT INTO {SCHEMA}.{ORG_GENERATIONS} (gen, dimension, chunks) VALUES (%s, %s, %s)",
+                                 (gen, dimension, fresh[gen][1]))
+                conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
+                conn.execute(f"CREATE INDEX IF NOT EXISTS {name}_hnsw ON {SCHEMA}.{name} USING hnsw (embedding vector_ip_ops) "
+                             f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+                conn.execute(f"ANALYZE {SCHEMA}.{name}")
+                added += len(gens)
+                rows += new_rows
+    except psycopg.Error as exc:
+        raise IndexingError(f"refreshing the organisation's vector index at {redact(url)} failed: {first_line(exc)}") from exc
+    return {"added": added, "removed": removed, "rows": rows}
+
+
 def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
     """Copy the finished local generation in `build` into the server and make it the
     repository's current generation, in one transaction (see the module docstring)."""
@@ -355,6 +444,8 @@ def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
             stats = _copy_generation(conn, source, build, gen, dimension, oid)
             _crash_test_pause("publish")
             conn.execute(_GENERATION_INDEXES.format(p=prefix))
+            if not stats["postings"]:
+                conn.execute(_TERMS_INDEX.format(p=prefix))
             hnsw = stats["chunks"] > EXACT_SEARCH_MAX_CHUNKS
             if hnsw:
                 conn.execute(f"SET LOCAL maintenance_work_mem = '{HNSW_BUILD_MEMORY}'")
@@ -363,7 +454,8 @@ def publish_generation(conn: Any, url: str, repo: str, build: Path) -> str:
                     f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
                 )
             for table_name in _GENERATION_TABLE_NAMES:
-                conn.execute(f"ANALYZE {table(gen, table_name)}")
+                if table_name not in ("terms", "postings", "lengths") or (table_name == "terms") != bool(stats["postings"]):
+                    conn.execute(f"ANALYZE {table(gen, table_name)}")
             conn.execute(
                 f"UPDATE {SCHEMA}.generations SET lexical_rows = %s, lexical_tokens = %s, units = %s, chunks = %s, "
                 "hnsw = %s WHERE id = %s",
@@ -399,13 +491,23 @@ def _copy_generation(
               source.execute("SELECT source_key, source, target, target_key, via, ordinal FROM edges"))
 
     postings = Postings.open(source)
-    if postings is not None:  # the writer's postings: FTS5's own counts, already grouped by term
-        copy_rows("terms", "term, unit_row, tf0, tf1, tf2, tf3, tf4", postings.entries())
-        sizes = {rowid: n for rowid, n in enumerate(postings.row_lengths().tolist()) if n}
-        return _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, postings.rows,
-                                      postings.tokens, sizes, copy_rows)
+    if postings is not None:  # the writer's postings (FTS5's own counts): copied as they are
+        conn.execute(_POSTINGS_TABLES.format(p=table(gen, "")))
+        with conn.cursor().copy(
+            f"COPY {table(gen, 'postings')} (term, rows, wide, docs, tfs) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["text", "int4", "bool", "bytea", "bytea"])
+            for term, rows, wide, docs, tfs in source.execute("SELECT term, rows, wide, docs, tfs FROM lexical_postings"):
+                copy.write_row((term, rows, bool(wide), docs, tfs))
+        row_lengths = postings.row_lengths()
+        conn.execute(f"INSERT INTO {table(gen, 'lengths')} (id, data) VALUES (0, %s)", (row_lengths.tobytes(),))
+        sizes = {rowid: n for rowid, n in enumerate(row_lengths.tolist()) if n}
+        stats = _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, postings.rows,
+                                       postings.tokens, sizes, copy_rows)
+        return {**stats, "postings": 1}
     # A generation written before the postings: the lexical index as FTS5 holds it, every token
     # instance (stemmed, per column), grouped here.
+    conn.execute(_TERMS_TABLE.format(p=table(gen, "")))
     source.execute("CREATE VIRTUAL TABLE temp.lexical_instances USING fts5vocab(main, 'lexical', 'instance')")
     columns = {"name": 0, "qualifier": 1, "path": 2, "doc": 3, "body": 4}
     lengths: dict[int, int] = {}
@@ -431,7 +533,8 @@ def _copy_generation(
 
     copy_rows("terms", "term, unit_row, tf0, tf1, tf2, tf3, tf4", term_rows())
     rows = int(source.execute("SELECT count(*) FROM lexical_docsize").fetchone()[0])
-    return _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, rows, tokens, lengths, copy_rows)
+    stats = _copy_units_and_chunks(conn, source, build, gen, dimension, vector_type, rows, tokens, lengths, copy_rows)
+    return {**stats, "postings": 0}
 
 
 def _copy_units_and_chunks(
@@ -483,4 +586,11 @@ def _copy_units_and_chunks(
     return {"rows": rows, "tokens": tokens, "units": units, "chunks": len(chunk_rows)}
 
 
-__all__ = ["PostgresLock", "PostgresTarget", "drop_old_generations", "ensure_schema", "publish_generation"]
+__all__ = [
+    "PostgresLock",
+    "PostgresTarget",
+    "drop_old_generations",
+    "ensure_schema",
+    "publish_generation",
+    "refresh_org_vectors",
+]

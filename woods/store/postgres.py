@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +59,7 @@ from woods.store.pg_connect import (
     register_vectors,
     vector_oid,
 )
+from woods.store.postings import Posting, bm25_scores, decode_lengths, decode_posting, top_rows
 
 # Bump on every change to the PostgreSQL tables: a database of another layout is refused with the fix.
 PG_LAYOUT_VERSION = 1
@@ -80,6 +81,14 @@ TIE_MARGIN = 16
 PART_SHIFT = 40
 # Units read per batch in `find_batch`-like lookups (one round trip each).
 BATCH = 5_000
+# Generations asked in one statement (UNION ALL of one SELECT per generation): one round trip for
+# a combined view of many repositories instead of one per repository, in statements PostgreSQL
+# still plans in a millisecond or two.
+UNION_PARTS = 200
+# Rows of postings a reader keeps between queries (as the local reader: ~14 bytes a row).
+POSTINGS_CACHE_ROWS = 2_000_000
+# Tokens whose row counts a reader keeps (a few dozen bytes each).
+TOKEN_COUNT_CACHE = 100_000
 
 
 def lock_key(repo: str) -> int:
@@ -92,6 +101,19 @@ def lock_key(repo: str) -> int:
 
 def table(generation_id: int, name: str) -> str:
     return f"{SCHEMA}.g{int(generation_id)}_{name}"
+
+
+# The organisation's vector index: the vectors of the repositories' current generations in one
+# table per dimension with one HNSW index, refreshed after a fleet run
+# (`pg_publish.refresh_org_vectors`), and the generations it covers. A search over every
+# repository asks it once instead of each repository's own table — one approximate query
+# instead of one per repository, whose cost grows with their number (bench/README.md, "Fleet").
+# Derived data: rebuilt from the generations' own tables, never read for a single repository.
+ORG_GENERATIONS = "org_generations"
+
+
+def org_table(dimension: int) -> str:
+    return f"org_vectors_d{int(dimension)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +142,8 @@ class Part:
     chunks: int
     hnsw: bool
     prefix: str  # "" for a single repository, "<repo>:" in a combined view
+    postings: bool = False  # the lexical index is postings blobs (else per-term rows, scored in SQL)
+    org: bool = False  # the organisation's vector index holds its vectors
 
     def t(self, name: str) -> str:
         return table(self.generation.id, name)
@@ -163,6 +187,14 @@ class PostgresMetadataStore:
         self.parts = tuple(parts)
         self._by_repo = {p.repo: p for p in self.parts}
         self.combined = len(self.parts) > 1
+        # Postings and row lengths read so far (the generations are immutable), as the local reader.
+        self._cache_lock = threading.Lock()
+        self._postings_cache: dict[tuple[tuple[int, ...], str], Posting] = {}
+        self._cached_rows = 0
+        self._lengths: dict[int, np.ndarray] = {}
+        self._layouts: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+        self._token_counts: dict[str, int] = {}
+        self._count_cache: dict[str, dict[str, int]] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -208,43 +240,64 @@ class PostgresMetadataStore:
         rows = self._rows(f"SELECT key, data FROM {part.t('units')} WHERE key = %s", (local,))
         return self._record(part, rows[0][0], rows[0][1]) if rows else None
 
+    def _by_parts(self, groups: dict[int, tuple[Part, list[Any]]], arm: Callable[[Part, str], str],
+                  binary: bool = False) -> list[Any]:
+        """Rows of `arm(part, param)` for each part of `groups` (part → its values, bound to the
+        placeholder `param` names), in statements of UNION_PARTS parts and BATCH values a part."""
+        rows: list[Any] = []
+        pending = [(part, values[i : i + BATCH]) for part, values in groups.values() for i in range(0, len(values), BATCH)]
+        while pending:
+            round_, pending = pending[:UNION_PARTS], pending[UNION_PARTS:]
+            sql = " UNION ALL ".join(f"({arm(part, f'%(v{n})s')})" for n, (part, _v) in enumerate(round_))
+            params = {f"v{n}": values for n, (_part, values) in enumerate(round_)}
+            if binary:
+                with self._db.cursor(binary=True) as cursor:
+                    cursor.execute(sql, params)
+                    rows.extend(cursor.fetchall())
+            else:
+                rows.extend(self._rows(sql, params))
+        return rows
+
     def find_batch(self, keys: Iterable[str]) -> dict[str, Record]:
         found: dict[str, Record] = {}
-        for part, local in self._group(keys).values():
-            for start in range(0, len(local), BATCH):
-                rows = self._rows(f"SELECT key, data FROM {part.t('units')} WHERE key = ANY(%s)", (local[start : start + BATCH],))
-                for key, data in rows:
-                    found[part.outer(key)] = self._record(part, key, data)
+        rows = self._by_parts(
+            self._group(keys), lambda p, v: f"SELECT {p.index}, key, data FROM {p.t('units')} WHERE key = ANY({v})"
+        )
+        for index, key, data in rows:
+            part = self.parts[int(index)]
+            found[part.outer(key)] = self._record(part, key, data)
         return found
 
     def find_by_identifier(self, identifier: str) -> list[Record]:
         found: list[tuple[str, str, Record]] = []
-        for part in self.parts:
-            rows = self._rows(f"SELECT key, data, type FROM {part.t('units')} WHERE identifier = %s", (identifier,))
-            found.extend((str(t), part.outer(k), self._record(part, k, d)) for k, d, t in rows)
+        for index, k, d, t in self._union(
+            self.parts, lambda p: f"SELECT {p.index}, key, data, type FROM {p.t('units')} WHERE identifier = %(i)s",
+            {"i": identifier},
+        ):
+            part = self.parts[int(index)]
+            found.append((str(t), part.outer(k), self._record(part, k, d)))
         return [r for _t, _k, r in sorted(found, key=lambda x: (x[0], x[1]))]
 
     def find_by_name(self, name: str, limit: int = 50) -> list[Record]:
         """Records whose last identifier segment is `name`, ordered by (−pagerank, identifier, key)."""
         found: list[tuple[float, str, str, Record]] = []
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT key, data, pagerank, identifier FROM {part.t('units')} WHERE name = %s "
-                "ORDER BY pagerank DESC, identifier, key LIMIT %s",
-                (name, limit),
-            )
-            found.extend((-float(p), str(i), part.outer(k), self._record(part, k, d)) for k, d, p, i in rows)
+        for index, k, d, pr, i in self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, key, data, pagerank, identifier FROM {p.t('units')} WHERE name = %(n)s "
+                       "ORDER BY pagerank DESC, identifier, key LIMIT %(l)s"),
+            {"n": name, "l": limit},
+        ):
+            part = self.parts[int(index)]
+            found.append((-float(pr), str(i), part.outer(k), self._record(part, k, d)))
         return [r for *_sort, r in sorted(found, key=lambda x: (x[0], x[1], x[2]))][:limit]
 
     def files_matching(self, path: str) -> list[str]:
-        found: set[str] = set()
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT path FROM {part.t('files')} WHERE path = %s OR right(path, %s) = %s",
-                (path, len(path) + 1, "/" + path),
-            )
-            found.update(str(r[0]) for r in rows)
-        return sorted(found)
+        rows = self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, path FROM {p.t('files')} WHERE path = %(p)s OR right(path, %(n)s) = %(s)s",
+            {"p": path, "n": len(path) + 1, "s": "/" + path},
+        )
+        return sorted({str(r[1]) for r in rows})
 
     def find_by_type(self, unit_type: str) -> list[Record]:
         found: list[tuple[str, Record]] = []
@@ -255,23 +308,26 @@ class PostgresMetadataStore:
 
     def find_by_stable_prefix(self, prefix: str, limit: int = 21) -> list[Record]:
         found: list[tuple[str, int, int, Record]] = []
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT key, data, stable_id, rowid FROM {part.t('units')} WHERE stable_id >= %s AND stable_id < %s "
-                "ORDER BY stable_id, rowid LIMIT %s",
-                (prefix, prefix + "g", limit),
-            )
-            found.extend((str(s), part.index, int(r), self._record(part, k, d)) for k, d, s, r in rows)
+        for index, k, d, sid, r in self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, key, data, stable_id, rowid FROM {p.t('units')} "
+                       "WHERE stable_id >= %(a)s AND stable_id < %(b)s ORDER BY stable_id, rowid LIMIT %(l)s"),
+            {"a": prefix, "b": prefix + "g", "l": limit},
+        ):
+            part = self.parts[int(index)]
+            found.append((str(sid), part.index, int(r), self._record(part, k, d)))
         return [r for *_sort, r in sorted(found, key=lambda x: (x[0], x[1], x[2]))][:limit]
 
     def units_in_file(self, file_path: str) -> list[Record]:
         """Units of one file ordered by (line_start, -line_end, key): outermost first."""
         found: list[tuple[int, int, str, Record]] = []
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT key, data, line_start, line_end FROM {part.t('units')} WHERE file_path = %s", (file_path,)
-            )
-            found.extend((int(s), -int(e), part.outer(k), self._record(part, k, d)) for k, d, s, e in rows)
+        for index, k, d, st, e in self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, key, data, line_start, line_end FROM {p.t('units')} WHERE file_path = %(f)s",
+            {"f": file_path},
+        ):
+            part = self.parts[int(index)]
+            found.append((int(st), -int(e), part.outer(k), self._record(part, k, d)))
         return [r for *_sort, r in sorted(found, key=lambda x: (x[0], x[1], x[2]))]
 
     def _haystack_rows(self, needle: str, columns: str) -> Iterator[tuple[Part, Any]]:
@@ -279,11 +335,13 @@ class PostgresMetadataStore:
         holds no NUL and a haystack is JSON text (NUL escaped), so a needle with NUL matches nothing."""
         if "\x00" in needle:
             return
-        for part in self.parts:
-            for row in self._rows(
-                f"SELECT {columns} FROM {part.t('units')} WHERE strpos(haystack, %s) > 0 ORDER BY rowid", (needle,)
-            ):
-                yield part, row
+        rows = self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, rowid, {columns} FROM {p.t('units')} WHERE strpos(haystack, %(n)s) > 0",
+            {"n": needle},
+        )
+        for row in sorted(rows, key=lambda r: (int(r[0]), int(r[1]))):
+            yield self.parts[int(row[0])], row[2:]
 
     def search(self, query: str, fields: Sequence[str] | None = None) -> list[Record]:
         needle = query.lower()
@@ -313,17 +371,39 @@ class PostgresMetadataStore:
             out.append((part.outer(key), [name for name, text in pairs if text is not None and needle in text]))
         return out
 
+    def _union(self, parts: Sequence[Part], arm: Callable[[Part], str], params: dict[str, Any]) -> list[Any]:
+        """Rows of `arm(part)` (a SELECT whose first column is the part's index) over `parts`,
+        UNION_PARTS generations per statement."""
+        rows: list[Any] = []
+        for start in range(0, len(parts), UNION_PARTS):
+            group = parts[start : start + UNION_PARTS]
+            if group:
+                rows.extend(self._rows(" UNION ALL ".join(f"({arm(p)})" for p in group), params))
+        return rows
+
     def _token_rows(self, tokens: Sequence[str]) -> list[int]:
-        """How many units hold each (already stemmed) token, over every part."""
-        hits = [0] * len(tokens)
-        for part in self.parts:
-            for i, count in self._rows(
-                f"SELECT q.i, count(*) FROM unnest(%s::int[], %s::text[]) AS q(i, token) "
-                f"JOIN {part.t('terms')} t ON t.term = q.token GROUP BY q.i",
-                (list(range(len(tokens))), list(tokens)),
-            ):
-                hits[int(i)] += int(count)
-        return hits
+        """How many units hold each (already stemmed) token, over every part: a postings
+        generation says so in one row per token, an older one counts its term rows."""
+        with self._cache_lock:
+            known = {t: n for t in set(tokens) if (n := self._token_counts.get(t)) is not None}
+        wanted = sorted(set(tokens) - set(known))
+        if not wanted:
+            return [known[token] for token in tokens]
+        found: dict[str, int] = dict.fromkeys(wanted, 0)
+
+        def arm(part: Part) -> str:
+            if part.postings:
+                return f"SELECT {part.index}, term, rows FROM {part.t('postings')} WHERE term = ANY(%(t)s)"
+            return f"SELECT {part.index}, term, count(*)::int FROM {part.t('terms')} WHERE term = ANY(%(t)s) GROUP BY term"
+
+        for _part, term, count in self._union(self.parts, arm, {"t": wanted}):
+            found[str(term)] = found.get(str(term), 0) + int(count)
+        with self._cache_lock:  # the view's generations never change: a count is asked once
+            if len(self._token_counts) + len(found) > TOKEN_COUNT_CACHE:
+                self._token_counts.clear()
+            self._token_counts.update(found)
+        found.update(known)
+        return [found.get(token, 0) for token in tokens]
 
     def common_terms(self, terms: Sequence[str]) -> set[str]:
         """The terms matching at least half the units (`SQLiteMetadataStore.common_terms`)."""
@@ -363,10 +443,125 @@ class PostgresMetadataStore:
         indexes = [indexes[j] for j in order]
         words = [words[j] for j in order]
         idfs = [idf(rows, hits[i]) for i in indexes]
+        found = self._postings_search([p for p in self.parts if p.postings], words, idfs, weights, limit, rows, tokens)
+        found.extend(self._sql_search([p for p in self.parts if not p.postings], indexes, words, idfs, weights, limit,
+                                      rows, tokens))
+        found.sort()
+        return [(key, -neg) for neg, key in found[:limit]]
+
+    def _postings_search(self, parts: Sequence[Part], words: Sequence[str], idfs: Sequence[float],
+                         weights: Sequence[float], limit: int, rows: int, tokens: int) -> list[tuple[float, str]]:
+        """(−score, key) of the view's best rows (a tie at the cut kept whole), scored from the
+        parts' postings by the local backend's own function with the view's totals.
+
+        The parts are scored as one index: part i's rows are numbered after those of the parts
+        before it (`_layout`), a word's postings of every part concatenated in that order. A row's
+        phrases are summed in the same order either way, so the scores are those of each part
+        scored alone, to the last bit — in one pass over the view, whatever its number of parts."""
+        if not parts:
+            return []
+        offsets, lengths = self._layout(parts)
+        postings = self._global_postings(parts, offsets, words, len(lengths))
+        rowids, scores = bm25_scores([postings.get(w) for w in words], idfs, weights, lengths, rows, tokens)
+        rowids, scores = top_rows(rowids, scores, limit)
+        if not len(rowids):
+            return []
+        which = np.searchsorted(offsets, rowids, side="right") - 1
+        local = rowids - offsets[which]
+        wanted: dict[int, list[int]] = {}
+        for position, rowid in zip(which.tolist(), local.tolist(), strict=True):
+            wanted.setdefault(parts[position].index, []).append(rowid)
+        keys = self._keys_of_rows([p for p in parts if p.index in wanted], wanted)
+        return [(-score, parts[position].outer(keys[(parts[position].index, rowid)]))
+                for position, rowid, score in zip(which.tolist(), local.tolist(), scores.tolist(), strict=True)]
+
+    def _layout(self, parts: Sequence[Part]) -> tuple[np.ndarray, np.ndarray]:
+        """Where each part's rows start in the view's numbering, and every row's length in it
+        (read once per view: the generations are immutable)."""
+        key = tuple(p.index for p in parts)
+        with self._cache_lock:
+            cached = self._layouts.get(key)
+        if cached is not None:
+            return cached
+        lengths = self._read_lengths(parts)
+        sizes = [len(lengths[p.index]) for p in parts]
+        offsets = np.concatenate([[0], np.cumsum(sizes[:-1], dtype=np.int64)]).astype(np.int64)
+        joined = np.concatenate([lengths[p.index] for p in parts]) if parts else np.zeros(0, dtype=np.int32)
+        with self._cache_lock:
+            self._layouts[key] = (offsets, joined)
+        return offsets, joined
+
+    def _global_postings(self, parts: Sequence[Part], offsets: np.ndarray, words: Sequence[str],
+                         size: int) -> dict[str, Posting]:
+        """Each word's postings over the parts, rows in the view's numbering (cached between
+        queries, up to POSTINGS_CACHE_ROWS rows)."""
+        key = tuple(p.index for p in parts)
+        wanted = sorted(set(words))
+        with self._cache_lock:
+            found = {w: hit for w in wanted if (hit := self._postings_cache.get((key, w))) is not None}
+        missing = [w for w in wanted if w not in found]
+        if not missing:
+            return found
+        lengths = self._read_lengths(parts)
+        position = {p.index: i for i, p in enumerate(parts)}
+        pieces: dict[str, list[tuple[int, Posting]]] = {w: [] for w in missing}
+        for index, term, wide, docs, tfs in self._union(
+            parts, lambda p: f"SELECT {p.index}, term, wide, docs, tfs FROM {p.t('postings')} WHERE term = ANY(%(t)s)",
+            {"t": missing},
+        ):
+            posting = decode_posting(str(term), wide, _bytes(docs), _bytes(tfs), len(lengths[int(index)]))
+            pieces[str(term)].append((position[int(index)], posting))
+        with self._cache_lock:
+            for word, parts_of_word in pieces.items():
+                if not parts_of_word:
+                    continue
+                parts_of_word.sort(key=lambda item: item[0])
+                posting = Posting(
+                    np.concatenate([p.rows.astype(np.int64) + offsets[i] for i, p in parts_of_word]),
+                    np.concatenate([p.tfs.astype(np.uint32) for _i, p in parts_of_word]),
+                )
+                if int(posting.rows.max(initial=-1)) >= size:
+                    raise CorruptIndexError(f"the lexical postings of {word!r} name a row past the index's last")
+                found[word] = posting
+                if self._cached_rows + len(posting.rows) > POSTINGS_CACHE_ROWS:
+                    self._postings_cache.clear()
+                    self._cached_rows = 0
+                self._postings_cache[(key, word)] = posting
+                self._cached_rows += len(posting.rows)
+        return found
+
+    def _read_lengths(self, parts: Sequence[Part]) -> dict[int, np.ndarray]:
+        """Each part's row lengths (read once per view)."""
+        missing = [p for p in parts if p.index not in self._lengths]
+        if missing:
+            for index, data in self._union(missing, lambda p: f"SELECT {p.index}, data FROM {p.t('lengths')} WHERE id = 0", {}):
+                self._lengths[int(index)] = decode_lengths(_bytes(data))
+            for part in missing:
+                if part.index not in self._lengths:
+                    raise CorruptIndexError(f"the lexical row lengths of {part.repo!r} are missing; run `woods index --full`")
+        return {p.index: self._lengths[p.index] for p in parts}
+
+    def _keys_of_rows(self, parts: Sequence[Part], rowids: dict[int, list[int]]) -> dict[tuple[int, int], str]:
+        """(part index, rowid) → unit key, one statement per UNION_PARTS parts."""
+        asked = [p for p in parts if rowids.get(p.index)]
+        if not asked:
+            return {}
+        keys: dict[tuple[int, int], str] = {}
+        params = {f"r{p.index}": rowids[p.index] for p in asked}
+        for index, rowid, key in self._union(
+            asked, lambda p: f"SELECT {p.index}, rowid, key FROM {p.t('units')} WHERE rowid = ANY(%(r{p.index})s)", params
+        ):
+            keys[(int(index), int(rowid))] = str(key)
+        return keys
+
+    def _sql_search(self, parts: Sequence[Part], indexes: Sequence[int], words: Sequence[str], idfs: Sequence[float],
+                    weights: Sequence[float], limit: int, rows: int, tokens: int) -> list[tuple[float, str]]:
+        """(−score, key) of each part's best `limit` rows, scored in SQL from its term rows (a
+        generation published before the postings)."""
         avgdl = float(tokens) / float(rows)
         w = [float(x) for x in weights]
         found: list[tuple[float, str]] = []
-        for part in self.parts:
+        for part in parts:
             sql = (
                 f"SELECT u.key, sum(s.idf * ((s.f * (%(k1)s::float8 + 1.0::float8)) / (s.f + %(k1)s::float8 * "
                 f"(1::float8 - %(b)s::float8 + %(b)s::float8 * u.lexical_length::float8 / %(avgdl)s::float8))) ORDER BY s.i) "
@@ -383,38 +578,41 @@ class PostgresMetadataStore:
                 "w0": w[0], "w1": w[1], "w2": w[2], "w3": w[3], "w4": w[4],
             }
             found.extend((-float(score), part.outer(key)) for key, score in self._rows(sql, params))
-        found.sort()
-        return [(key, -neg) for neg, key in found[:limit]]
+        return found
+
+    _SUMMARY_COLUMNS = "key, identifier, name, type, language, file_path, line_start, line_end, parent, pagerank_percentile"
 
     def _summaries(self, part: Part, where: str, params: Sequence[Any]) -> list[UnitSummary]:
-        rows = self._rows(
-            "SELECT key, identifier, name, type, language, file_path, line_start, line_end, parent, "
-            f"pagerank_percentile FROM {part.t('units')} WHERE {where}",
-            params,
-        )
-        return [
-            UnitSummary(part.outer(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), int(r[7]), r[8], float(r[9]))
-            for r in rows
-        ]
+        """UnitSummary rows of one part matching `where` (per-part reads; a view's many parts
+        are read with `_by_parts` / `_union`)."""
+        rows = self._rows(f"SELECT {part.index}, {self._SUMMARY_COLUMNS} FROM {part.t('units')} WHERE {where}", params)
+        return [self._summary(r) for r in rows]
+
+    def _summary(self, row: Sequence[Any]) -> UnitSummary:
+        """A UnitSummary from (part index, `_SUMMARY_COLUMNS`…)."""
+        part = self.parts[int(row[0])]
+        r = row[1:]
+        return UnitSummary(part.outer(r[0]), r[1], r[2], r[3], r[4], r[5], int(r[6]), int(r[7]), r[8], float(r[9]))
 
     def unit_summaries(self, keys: Iterable[str]) -> dict[str, UnitSummary]:
-        found: dict[str, UnitSummary] = {}
-        for part, local in self._group(keys).values():
-            for start in range(0, len(local), BATCH):
-                for summary in self._summaries(part, "key = ANY(%s)", (local[start : start + BATCH],)):
-                    found[summary.key] = summary
-        return found
+        rows = self._by_parts(
+            self._group(keys),
+            lambda p, v: f"SELECT {p.index}, {self._SUMMARY_COLUMNS} FROM {p.t('units')} WHERE key = ANY({v})",
+        )
+        return {summary.key: summary for summary in map(self._summary, rows)}
 
     def units_named(self, names: Iterable[str], limit: int = 200) -> list[UnitSummary]:
         """Units whose last-segment name is one of `names` (exact spelling), by (file, line, key)."""
         wanted = list(dict.fromkeys(names))
         if not wanted:
             return []
-        found: list[UnitSummary] = []
-        for part in self.parts:
-            found.extend(
-                self._summaries(part, "name = ANY(%s) ORDER BY file_path, line_start, key LIMIT %s", (wanted, limit))
-            )
+        rows = self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, {self._SUMMARY_COLUMNS} FROM {p.t('units')} WHERE name = ANY(%(n)s) "
+                       "ORDER BY file_path, line_start, key LIMIT %(l)s"),
+            {"n": wanted, "l": limit},
+        )
+        found = [self._summary(r) for r in rows]
         return sorted(found, key=lambda u: (u.file_path, u.line_start, u.key))[:limit]
 
     def _vid(self, part: Part, vector_id: int) -> int:
@@ -430,14 +628,14 @@ class PostgresMetadataStore:
 
     def chunk_vector_ids(self, unit_keys: Iterable[str]) -> dict[str, list[int]]:
         """unit key → the vector ids of its chunks, in chunk order."""
+        rows = self._by_parts(
+            self._group(unit_keys),
+            lambda p, v: f"SELECT {p.index}, unit_key, chunk_index, vector_id FROM {p.t('chunks')} WHERE unit_key = ANY({v})",
+        )
         found: dict[str, list[int]] = {}
-        for part, local in self._group(unit_keys).values():
-            rows = self._rows(
-                f"SELECT unit_key, vector_id FROM {part.t('chunks')} WHERE unit_key = ANY(%s) ORDER BY unit_key, chunk_index",
-                (local,),
-            )
-            for key, vid in rows:
-                found.setdefault(part.outer(key), []).append(self._vid(part, int(vid)))
+        for index, key, _chunk, vid in sorted(rows, key=lambda r: (int(r[0]), str(r[1]), int(r[2]))):
+            part = self.parts[int(index)]
+            found.setdefault(part.outer(key), []).append(self._vid(part, int(vid)))
         return found
 
     def identifiers(self) -> set[str]:
@@ -470,15 +668,26 @@ class PostgresMetadataStore:
         ]
 
     def count(self) -> int:
-        return sum(int(self._rows(f"SELECT count(*) FROM {p.t('units')}")[0][0]) for p in self.parts)
+        return sum(self._counts("SELECT 'units', count(*) FROM {t[units]}").values())
 
     def _counts(self, sql: str) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for part in self.parts:
+        """`sql` (name, count) summed over the parts; kept for the view's life (its generations
+        never change), so a banner every search prints costs nothing after the first."""
+        with self._cache_lock:
+            cached = self._count_cache.get(sql)
+        if cached is not None:
+            return dict(cached)
+        def arm(part: Part) -> str:
             tables = {name: part.t(name) for name in ("units", "files", "edges")}
-            for name, n in self._rows(sql.format(t=tables)):
-                counts[str(name)] = counts.get(str(name), 0) + int(n)
-        return dict(sorted(counts.items()))
+            return f"SELECT {part.index}, * FROM ({sql.format(t=tables)}) s"
+
+        counts: dict[str, int] = {}
+        for _index, name, n in self._union(self.parts, arm, {}):
+            counts[str(name)] = counts.get(str(name), 0) + int(n)
+        found = dict(sorted(counts.items()))
+        with self._cache_lock:
+            self._count_cache[sql] = found
+        return dict(found)
 
     def type_counts(self) -> dict[str, int]:
         return self._counts("SELECT type, count(*) FROM {t[units]} GROUP BY type")
@@ -490,14 +699,14 @@ class PostgresMetadataStore:
         return self._counts("SELECT via, count(*) FROM {t[edges]} GROUP BY via")
 
     def pagerank_percentile(self, identifier: str) -> float | None:
-        for part in self.parts:
-            rows = self._rows(
-                f"SELECT pagerank_percentile FROM {part.t('units')} WHERE identifier = %s ORDER BY rowid LIMIT 1",
-                (identifier,),
-            )
-            if rows:
-                return float(rows[0][0])
-        return None
+        """The percentile of the first unit named `identifier` (in repository, then row order)."""
+        rows = self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, pagerank_percentile FROM {p.t('units')} WHERE identifier = %(i)s "
+                       "ORDER BY rowid LIMIT 1"),
+            {"i": identifier},
+        )
+        return float(min(rows, key=lambda r: int(r[0]))[1]) if rows else None
 
     def pagerank_scores(self) -> dict[str, float]:
         scores: dict[str, float] = {}
@@ -509,16 +718,14 @@ class PostgresMetadataStore:
 
     def top_pagerank(self, limit: int, types: Sequence[str] | None = None) -> list[tuple[str, str, float]]:
         """(identifier, type, pagerank) ordered by (−pagerank, identifier, type)."""
-        found: list[tuple[str, str, float]] = []
-        for part in self.parts:
-            where = "WHERE type = ANY(%s) " if types else ""
-            params: list[Any] = [list(types)] if types else []
-            rows = self._rows(
-                f"SELECT identifier, type, pagerank FROM {part.t('units')} {where}"
-                "ORDER BY pagerank DESC, identifier, type LIMIT %s",
-                [*params, limit],
-            )
-            found.extend((str(i), str(t), float(p)) for i, t, p in rows)
+        where = "WHERE type = ANY(%(t)s) " if types else ""
+        rows = self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index}, identifier, type, pagerank FROM {p.t('units')} {where}"
+                       "ORDER BY pagerank DESC, identifier, type LIMIT %(l)s"),
+            {"t": list(types or ()), "l": limit},
+        )
+        found = [(str(i), str(t), float(pr)) for _index, i, t, pr in rows]
         return sorted(found, key=lambda r: (-r[2], r[0], r[1]))[:limit]
 
     # -- files, chunks, edges ----------------------------------------------------------------
@@ -635,41 +842,35 @@ class PostgresMetadataStore:
     # -- graph one-hop queries (SQLiteGraphStore runs these as SQL on its connection) --------
     def edge_neighbours(self, identifier: str, *, reverse: bool, via: str | None) -> list[str]:
         near, far = ("target", "source") if reverse else ("source", "target")
-        found: set[str] = set()
-        for part in self.parts:
-            sql = f"SELECT DISTINCT {far} FROM {part.t('edges')} WHERE {near} = %s"
-            params: tuple[str, ...] = (identifier,)
-            if via:
-                sql += " AND via = %s"
-                params += (via,)
-            found.update(str(r[0]) for r in self._rows(sql, params))
-        return sorted(found)
+        condition = " AND via = %(v)s" if via else ""
+        rows = self._union(
+            self.parts, lambda p: f"SELECT DISTINCT {p.index}, {far} FROM {p.t('edges')} WHERE {near} = %(i)s{condition}",
+            {"i": identifier, "v": via},
+        )
+        return sorted({str(r[1]) for r in rows})
 
     def edges_from(self, identifier: str) -> list[tuple[str, str]]:
-        return [
-            (str(t), str(v))
-            for part in self.parts
-            for t, v in self._rows(
-                f"SELECT target, via FROM {part.t('edges')} WHERE source = %s ORDER BY source_key, ordinal", (identifier,)
-            )
-        ]
+        rows = self._union(
+            self.parts,
+            lambda p: f"SELECT {p.index}, source_key, ordinal, target, via FROM {p.t('edges')} WHERE source = %(i)s",
+            {"i": identifier},
+        )
+        return [(str(t), str(v)) for _i, _k, _o, t, v in sorted(rows, key=lambda r: (int(r[0]), str(r[1]), int(r[2])))]
 
     def edges_to(self, identifier: str) -> list[tuple[str, str]]:
-        found = {
-            (str(s), str(v))
-            for part in self.parts
-            for s, v in self._rows(f"SELECT DISTINCT source, via FROM {part.t('edges')} WHERE target = %s", (identifier,))
-        }
-        return sorted(found)
+        rows = self._union(
+            self.parts, lambda p: f"SELECT DISTINCT {p.index}, source, via FROM {p.t('edges')} WHERE target = %(i)s",
+            {"i": identifier},
+        )
+        return sorted({(str(src), str(v)) for _i, src, v in rows})
 
     def has_edge_node(self, identifier: str) -> bool:
-        return any(
-            self._rows(
-                f"SELECT 1 FROM {p.t('edges')} WHERE source = %s UNION ALL SELECT 1 FROM {p.t('edges')} WHERE target = %s LIMIT 1",
-                (identifier, identifier),
-            )
-            for p in self.parts
-        )
+        return bool(self._union(
+            self.parts,
+            lambda p: (f"SELECT {p.index} FROM {p.t('edges')} WHERE source = %(i)s UNION ALL "
+                       f"SELECT {p.index} FROM {p.t('edges')} WHERE target = %(i)s LIMIT 1"),
+            {"i": identifier},
+        ))
 
 
 class PostgresGraphStore(SQLiteGraphStore):
@@ -716,6 +917,7 @@ class PostgresVectorStore:
         if len(dims) != 1:
             raise InputError("the repositories were embedded with different dimensions; pass --repo to search one")
         self.dimension = dims.pop()
+        self._session_ef: int | None = None  # hnsw.ef_search this reader's session has (org searches)
 
     def count(self) -> int:
         return self._meta.chunk_count()
@@ -740,11 +942,70 @@ class PostgresVectorStore:
         if keys:
             by_part = {p.index: local for p, local in self._meta._group(keys).values()}
         hits: list[VectorHit] = []
-        for part in self._meta.parts:
+        parts = list(self._meta.parts)
+        if self._org_search(types, keys):
+            covered = [p for p in parts if p.org]
+            hits.extend(self._search_org(covered, query, limit))
+            parts = [p for p in parts if not p.org]
+        for part in parts:
             if by_part is not None and part.index not in by_part:
                 continue
             local_keys = None if by_part is None else by_part[part.index]
             hits.extend(self._search_part(part, query, limit, list(types) if types else None, local_keys))
+        hits.sort(key=lambda h: (-h.score, h.embedding_id))
+        return hits[:limit]
+
+    def _org_search(self, types: Collection[str] | None, keys: Collection[str] | None) -> bool:
+        """Whether the organisation's vector index answers for the parts it covers: a combined
+        view, unfiltered, not exact, larger than an exact scan (below that every part is scanned
+        exactly, as the local backend answers)."""
+        meta = self._meta
+        return (meta.combined and not self.exact and not types and not keys
+                and meta.chunk_count() > EXACT_SEARCH_MAX_CHUNKS and any(p.org for p in meta.parts))
+
+    def _search_org(self, parts: Sequence[Part], query: np.ndarray, limit: int) -> list[VectorHit]:
+        """The best `limit` hits of `parts` from the organisation's vector index: its HNSW index
+        picks `limit + TIE_MARGIN` candidates among the parts' generations (an iterative scan, so
+        a filter that skips other generations still fills the list), scored with FAISS's kernel."""
+        fetch = limit + TIE_MARGIN
+        by_gen = {p.generation.id: p for p in parts}
+        ef_search = max(HNSW_EF_SEARCH, fetch)
+        if self._session_ef != ef_search:
+            # For this reader's session (its own connection; nothing is written): one statement
+            # once, instead of a transaction with SET LOCAL around every search.
+            self._db.execute("SELECT set_config('hnsw.ef_search', %s, false), "
+                             "set_config('hnsw.iterative_scan', 'relaxed_order', false)", (str(ef_search),))
+            self._session_ef = ef_search
+        with self._db.cursor(binary=True) as cursor:
+            cursor.execute(
+                f"SELECT gen, vector_id, embedding FROM {SCHEMA}.{org_table(self.dimension)} WHERE gen = ANY(%(g)s) "
+                "ORDER BY embedding <#> %(q)b LIMIT %(fetch)s",
+                {"g": list(by_gen), "q": query, "fetch": fetch},
+            )
+            rows = cursor.fetchall()
+        if not rows:
+            return []
+        wanted: dict[int, list[int]] = {}
+        for gen, vid, _embedding in rows:
+            wanted.setdefault(by_gen[int(gen)].index, []).append(int(vid))
+        asked = [p for p in parts if p.index in wanted]
+        meta = {
+            (int(index), int(vid)): (eid, key, identifier, unit_type, path)
+            for index, vid, eid, key, identifier, unit_type, path in self._meta._union(
+                asked,
+                lambda p: (f"SELECT {p.index}, c.vector_id, c.embedding_id, c.unit_key, u.identifier, u.type, u.file_path "
+                           f"FROM {p.t('chunks')} c JOIN {p.t('units')} u ON u.key = c.unit_key "
+                           f"WHERE c.vector_id = ANY(%(v{p.index})s)"),
+                {f"v{index}": vids for index, vids in wanted.items()},
+            )
+        }
+        scores = rescore(np.stack([r[2] for r in rows]), query)
+        hits = []
+        for (gen, vid, _embedding), score in zip(rows, scores, strict=True):
+            part = by_gen[int(gen)]
+            found = meta.get((part.index, int(vid)))
+            if found is not None:
+                hits.append(self._hit(part, found, float(score)))
         hits.sort(key=lambda h: (-h.score, h.embedding_id))
         return hits[:limit]
 
@@ -815,15 +1076,12 @@ class PostgresVectorStore:
             if split is not None:
                 wanted.setdefault(split[0].index, (split[0], []))[1].append(split[1])
         found: dict[int, np.ndarray] = {}
-        for part, local in wanted.values():
-            for start in range(0, len(local), BATCH):
-                with self._db.cursor(binary=True) as cursor:
-                    cursor.execute(
-                        f"SELECT vector_id, embedding FROM {part.t('chunks')} WHERE vector_id = ANY(%s)",
-                        (local[start : start + BATCH],),
-                    )
-                    for vid, embedding in cursor.fetchall():
-                        found[self._meta._vid(part, int(vid))] = embedding
+        rows = self._meta._by_parts(
+            wanted, lambda p, v: f"SELECT {p.index}::int4, vector_id, embedding FROM {p.t('chunks')} WHERE vector_id = ANY({v})",
+            binary=True,
+        )
+        for index, vid, embedding in rows:
+            found[self._meta._vid(self._meta.parts[int(index)], int(vid))] = embedding
         return found
 
     def reconstruct(self, vector_ids: Sequence[int]) -> np.ndarray:
@@ -913,6 +1171,11 @@ class PostgresStores:
         self.close()
 
 
+def _bytes(value: Any) -> Any:
+    """A bytea value as bytes (psycopg may hand back a memoryview)."""
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
 def rescore(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Inner products of `query` with each row, computed by FAISS's flat-index kernel — the scores
     `FaissVectorStore.search` reports for the same vectors, to the last bit."""
@@ -985,6 +1248,8 @@ def _pin(conn: Any, url: str, repo: str | None) -> list[Part]:
         ).fetchall()
         if len(rows) == len(chosen):
             by_id = {int(r[0]): r for r in rows}
+            with_postings = _with_postings(conn, [gen for _name, gen in chosen])
+            in_org = _in_org_index(conn, [gen for _name, gen in chosen]) if len(chosen) > 1 else set()
             parts = []
             for index, (name, gen) in enumerate(chosen):
                 r = by_id[gen]
@@ -992,12 +1257,31 @@ def _pin(conn: Any, url: str, repo: str | None) -> list[Part]:
                 prefix = f"{name}:" if len(chosen) > 1 else ""
                 parts.append(
                     Part(index, name, GenerationRef(str(r[2]), name, gen), manifest, int(r[4]), int(r[5]), int(r[6]),
-                         bool(r[7]), prefix)
+                         bool(r[7]), prefix, gen in with_postings, gen in in_org)
                 )
             return parts
         for _name, gen in chosen:  # dropped between pointer and pin: let go and read the pointers again
             conn.execute("SELECT pg_advisory_unlock_shared(%s, %s)", (GENERATION_LOCK_CLASS, gen))
     raise CorruptIndexError(f"the generations at {redact(url)} kept changing while opening; try again")
+
+
+def _with_postings(conn: Any, generations: Sequence[int]) -> set[int]:
+    """The generations among `generations` whose lexical index is postings blobs."""
+    names = {f"g{gen}_postings": gen for gen in generations}
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = ANY(%s)", (SCHEMA, list(names)),
+    ).fetchall()
+    return {names[str(r[0])] for r in rows}
+
+
+def _in_org_index(conn: Any, generations: Sequence[int]) -> set[int]:
+    """The generations among `generations` the organisation's vector index covers."""
+    row = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.{ORG_GENERATIONS}",)).fetchone()
+    if row is None or row[0] is None:
+        return set()
+    rows = conn.execute(f"SELECT gen FROM {SCHEMA}.{ORG_GENERATIONS} WHERE gen = ANY(%s)", (list(generations),)).fetchall()
+    return {int(r[0]) for r in rows}
 
 
 def _manifest(url: str, repo: str, text: str) -> Manifest:
@@ -1025,6 +1309,7 @@ def open_postgres(url: str, repo: str | None = None, *, exact: bool = False) -> 
 __all__ = [
     "EXACT_SEARCH_MAX_CHUNKS",
     "GENERATION_LOCK_CLASS",
+    "ORG_GENERATIONS",
     "PG_LAYOUT_VERSION",
     "REPO_LOCK_CLASS",
     "GenerationRef",
@@ -1035,6 +1320,7 @@ __all__ = [
     "PostgresVectorStore",
     "lock_key",
     "open_postgres",
+    "org_table",
     "repositories",
     "table",
 ]

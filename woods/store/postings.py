@@ -245,9 +245,7 @@ class Postings:
         """Every row's token count, indexed by rowid (read once)."""
         if self._lengths is None:
             found = self._conn.execute("SELECT data FROM lexical_lengths WHERE id = 0").fetchone()
-            if found is None or not isinstance(found[0], bytes) or len(found[0]) % 4:
-                raise CorruptIndexError("the lexical index's row lengths are missing or damaged; run `woods index --full`")
-            self._lengths = np.frombuffer(found[0], dtype=np.int32)
+            self._lengths = decode_lengths(None if found is None else found[0])
         return self._lengths
 
     def entries(self) -> Iterator[tuple[Any, ...]]:
@@ -263,24 +261,7 @@ class Postings:
         """(rowids ascending, scores) of every row holding any of `tokens`: FTS5's BM25 (positive,
         higher = better) with `idfs[i]` the IDF of `tokens[i]`, phrases summed in the given order."""
         postings = self._postings(tokens)
-        lengths = self.row_lengths()
-        total = np.zeros(len(lengths), dtype=np.float64)
-        matched = np.zeros(len(lengths), dtype=bool)
-        column_weights = np.asarray(weights, dtype=np.float64)
-        avgdl = float(self.tokens) / float(self.rows) if self.rows else 1.0
-        for token, weight in zip(tokens, idfs, strict=True):
-            posting = postings.get(token)
-            if posting is None or not len(posting.rows):
-                continue
-            rows = posting.rows
-            freq = posting.tfs @ column_weights  # whole numbers for whole weights: exact
-            size = lengths[rows].astype(np.float64)
-            # fts5_bm25.bm25's expression, operation for operation (FTS5's order).
-            norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * size) / avgdl)
-            total[rows] += weight * ((freq * (BM25_K1 + 1.0)) / (freq + norm))
-            matched[rows] = True
-        found = np.flatnonzero(matched)
-        return found, total[found]
+        return bm25_scores([postings.get(t) for t in tokens], idfs, weights, self.row_lengths(), self.rows, self.tokens)
 
     def top(self, tokens: Sequence[str], idfs: Sequence[float], weights: Sequence[float],
             limit: int) -> tuple[np.ndarray, np.ndarray]:
@@ -296,6 +277,45 @@ def _rows(conn: sqlite3.Connection, sql: str, params: Sequence[str] = ()) -> Ite
         yield from conn.execute(sql, params)
     except sqlite3.DatabaseError as exc:
         raise CorruptIndexError(f"the lexical postings cannot be read ({exc}); run `woods index --full`") from exc
+
+
+def bm25_scores(postings: Sequence[Posting | None], idfs: Sequence[float], weights: Sequence[float],
+                lengths: np.ndarray, rows: int, tokens: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rowids ascending, scores) of every row of `lengths` (each row's token count, by rowid)
+    holding any of the `postings`: FTS5's BM25 with `idfs[i]` the IDF of `postings[i]` and `rows`,
+    `tokens` the index's row and token totals (for `avgdl`), phrases summed in the given order.
+    One function for both backends: the PostgreSQL reader scores the postings it reads with it,
+    so its lexical lists are the local ones by construction."""
+    total = np.zeros(len(lengths), dtype=np.float64)
+    matched = np.zeros(len(lengths), dtype=bool)
+    column_weights = np.asarray(weights, dtype=np.float64)
+    avgdl = float(tokens) / float(rows) if rows else 1.0
+    for posting, weight in zip(postings, idfs, strict=True):
+        if posting is None or not len(posting.rows):
+            continue
+        found = posting.rows
+        freq = posting.tfs @ column_weights  # whole numbers for whole weights: exact
+        size = lengths[found].astype(np.float64)
+        # fts5_bm25.bm25's expression, operation for operation (FTS5's order).
+        norm = BM25_K1 * ((1 - BM25_B) + (BM25_B * size) / avgdl)
+        total[found] += weight * ((freq * (BM25_K1 + 1.0)) / (freq + norm))
+        matched[found] = True
+    hits = np.flatnonzero(matched)
+    return hits, total[hits]
+
+
+def decode_posting(term: str, wide: object, docs: object, tfs: object, size: int) -> Posting:
+    """A stored posting (`lexical_postings` row, here or as the PostgreSQL backend copied it) as
+    arrays; CorruptIndexError when its blobs do not fit one another or name a row outside the
+    `size` rows of the index."""
+    return _decoded(term, wide, docs, tfs, size)
+
+
+def decode_lengths(data: object) -> np.ndarray:
+    """The `lexical_lengths` blob as each row's token count (CorruptIndexError when damaged)."""
+    if not isinstance(data, bytes) or len(data) % 4:
+        raise CorruptIndexError("the lexical index's row lengths are missing or damaged; run `woods index --full`")
+    return np.frombuffer(data, dtype=np.int32)
 
 
 def _decoded(term: str, wide: object, docs: object, tfs: object, size: int) -> Posting:
