@@ -125,6 +125,9 @@ def test_prose_about_errors_is_not_a_trace(text: str) -> None:
     ("t/t1234-rebase.sh", False),
     ("types/index.d.ts", False),
     ("vendor/lib/x.go", False),
+    ("src/Polly.SharedSpecs/Retry/WaitAndRetrySpecs.cs", False),
+    ("src/Polly.NetStandard11/Properties/AssemblyInfo.cs", False),
+    ("src/Polly.Shared/Retry/RetrySyntax.cs", True),
 ])
 def test_library_paths(path: str, library: bool) -> None:
     assert lib.is_library_path(path) is library

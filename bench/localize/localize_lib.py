@@ -159,7 +159,7 @@ def trace_kinds(text: str) -> list[str]:
 
 _NON_LIBRARY_DIRS = re.compile(
     r"(?:^|/)(?:t|tests?|__tests__|specs?|testing|testdata|test_?utils?|testlib|e2e|integration[-_]tests?|"
-    r"[\w-]+[-_]tests?|[\w.]+\.Tests?|[\w]+Tests?|androidTest|jvmTest|jsTest|commonTest|nativeTest|"
+    r"[\w-]+[-_]tests?|[\w.]+\.Tests?|[\w]+Tests?|[\w.]+Specs?|androidTest|jvmTest|jsTest|commonTest|nativeTest|"
     r"docs?|documentation|site|website|examples?|_examples?|samples?|demos?|benches|benchmarks?|bench|"
     r"fixtures?|__fixtures__|__mocks__|mocks?|vendor|vendored|third_party|thirdparty|3rdparty|node_modules|"
     r"\.github|\.circleci|\.ci|ci|scripts?/ci|fuzz|tools/test)/",
@@ -168,7 +168,7 @@ _NON_LIBRARY_DIRS = re.compile(
 _TEST_FILE = re.compile(
     r"(?:^|/)(?:test_[^/]*\.py|[^/]*_test\.(?:py|go|rb|rs|c|cc|cpp|exs|ex|zig|lua)|[^/]*_spec\.(?:rb|lua)|"
     r"[^/]*\.(?:test|spec|test-d|bench)\.(?:js|jsx|ts|tsx|mjs|cjs|mts|cts)|[^/]*Tests?\.(?:java|kt|kts|cs|php|swift|scala)|"
-    r"[^/]*(?:Spec|Suite|TestCase|IT)\.(?:java|kt|kts|swift|scala)|[^/]*\.bats|conftest\.py|"
+    r"[^/]*(?:Specs?|Suite|TestCase|IT)\.(?:java|kt|kts|swift|scala|cs)|[^/]*\.bats|conftest\.py|AssemblyInfo\.cs|"
     r"test_helpers?\.\w+|spec_helper\.rb|rails_helper\.rb|[^/]*\.d\.ts)$",
     re.IGNORECASE,
 )
@@ -178,7 +178,8 @@ def is_library_path(path: str) -> bool:
     """False for tests, docs, examples, benchmarks, fixtures, vendored code and CI files.
 
     The bench's own rule (not woods.paths): the labels must not follow the engine's heuristics.
-    `.d.ts` declaration files count as non-library too: they restate types, they do not run.
+    `.d.ts` declaration files count as non-library too (they restate types, they do not run), and
+    so does C#'s generated `AssemblyInfo.cs` (version attributes, never what a bug is about).
     """
     return not (_NON_LIBRARY_DIRS.search(path) or _TEST_FILE.search(path))
 

@@ -6,6 +6,7 @@ fix's parent commit, scored against the files and functions the fix changed.
     PYTHONPATH=. python bench/localize/run.py index --systems woods,vector --provider minilm --vector-repo OWNER/NAME …
     PYTHONPATH=. python bench/localize/run.py score                   # answers → runs/<run>/scores.json
     PYTHONPATH=. python bench/localize/run.py report [--markdown PATH]
+    PYTHONPATH=. python bench/localize/run.py stats                   # the dev set's statistics
 
 `index` walks each repository's snapshots (the distinct parent commits) oldest first: it writes
 only the files that changed since the previous snapshot into one work tree per repository (so
@@ -23,7 +24,8 @@ Systems (SYSTEMS below; a new one is one line):
   phase1      the same call on a lexical-only index (built with vectors=False): woods before phase 2
   vector      the vector leg alone (`strategy="vector"`)
   bm25-files  Okapi BM25 over whole files with code-aware tokens (localize_lib.BM25Files, our own
-              ~60 lines), over the files woods indexed: the floor to beat
+              ~70 lines), over the code files woods indexed (tests included, READMEs and other
+              documents not): the floor to beat
 A query a system fails on (InputTooLongError from a long paste in the vector path, …) is a miss;
 the errors are counted per system.
 
@@ -360,10 +362,13 @@ def _make_provider(name: str) -> Any:
 # index
 
 
-def files_indexed(store: Path) -> dict[str, str]:
-    """path → SHA-256 of every file the store's current generation indexed."""
+def code_files_indexed(store: Path) -> dict[str, str]:
+    """path → SHA-256 of every code file (not a document kind) the store's current generation indexed."""
+    from woods.extract import is_document
+
     with sqlite3.connect(f"file:{metadata_path(store)}?mode=ro&immutable=1", uri=True) as connection:
-        return dict(connection.execute("SELECT path, sha256 FROM files"))
+        rows = connection.execute("SELECT path, sha256, language FROM files").fetchall()
+    return {path: sha for path, sha, language in rows if not is_document(language)}
 
 
 def metadata_path(store: Path) -> Path:
@@ -400,7 +405,6 @@ def cmd_index(args: argparse.Namespace) -> None:
     done = answered(run_dir)
     factory = provider_factory(args.provider) if args.provider else None
     verify_left = args.verify
-    verification: list[dict[str, Any]] = []
     for repo in repos:
         tree = args.work / "trees" / slug(repo)
         stores = {"lexical": args.work / "stores" / "lexical" / slug(repo)}
@@ -425,7 +429,7 @@ def cmd_index(args: argparse.Namespace) -> None:
                 timings[f"index-{kind}"] = time.perf_counter() - began
             if any(s.name == "bm25-files" for s in wanted):
                 began = time.perf_counter()
-                current = files_indexed(stores["lexical"])
+                current = code_files_indexed(stores["lexical"])
                 update_bm25(bm25, tree, current, bm25_files)
                 bm25_files = current
                 timings["bm25"] = time.perf_counter() - began
@@ -437,22 +441,19 @@ def cmd_index(args: argparse.Namespace) -> None:
                         out.write(json.dumps(answer(system, view, queries[qid], args.limit)) + "\n")
                 timings["ask"] = time.perf_counter() - began
                 if verifying:
-                    verification.append(verify(repo, snapshot["commit"], tree, stores["lexical"], view,
-                                               [queries[q] for q in snapshot["queries"]], args))
+                    checked = verify(repo, snapshot["commit"], tree, stores["lexical"], view,
+                                     [queries[q] for q in snapshot["queries"]], args)
+                    with open(run_dir / "verify.jsonl", "a", encoding="utf-8") as out:
+                        out.write(json.dumps(checked) + "\n")
+                    print(f"verify {repo} @ {snapshot['commit'][:10]}: "
+                          + ("incremental == full" if checked["equal"] else f"DIFFERS: {checked['differences']}"),
+                          flush=True)
                     verify_left -= 1
             finally:
                 view.close()
             print(f"{repo:26s} {position + 1:2d}/{len(plan[repo]):2d} {snapshot['commit'][:10]} "
                   f"touched={touched:5d} missing={len(state.missing):3d} answers={len(todo):3d} "
                   + " ".join(f"{k}={v:.1f}s" for k, v in timings.items()), flush=True)
-    if verification:
-        path = run_dir / "verify.json"
-        previous = json.loads(path.read_text()) if path.exists() else []
-        path.write_text(json.dumps(previous + verification, indent=1))
-        bad = [v for v in verification if not v["equal"]]
-        print(f"verify: {len(verification) - len(bad)}/{len(verification)} incremental indexes equal a full one", flush=True)
-        for v in bad:
-            print(f"  differs: {v['repo']} @ {v['commit'][:10]}: {v['differences']}", flush=True)
 
 
 def provider_dir(name: str) -> str:
@@ -650,6 +651,40 @@ def cmd_report(args: argparse.Namespace) -> None:
         Path(args.markdown).write_text(text + "\n")
 
 
+def cmd_stats(args: argparse.Namespace) -> None:
+    """The dev set's statistics (queries.json alone): per language, traces, gold sizes."""
+    queries = select(load_queries(args.queries), args.repo)
+    print(stats_markdown(queries))
+
+
+def stats_markdown(queries: list[dict[str, Any]]) -> str:
+    by_language: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for query in queries:
+        by_language[query["language"]].append(query)
+    lines = ["| language | queries | repositories | with trace | names a gold path | gold files (mean) | "
+             "with gold functions | gold functions (mean) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+
+    def row(name: str, items: list[dict[str, Any]]) -> str:
+        functions = [q for q in items if q["gold_functions"]]
+        return (f"| {name} | {len(items)} | {len({q['repo'] for q in items})} | "
+                f"{sum(q['has_trace'] for q in items)} ({sum(q['has_trace'] for q in items) / len(items):.0%}) | "
+                f"{sum(q['names_gold_path'] for q in items)} | "
+                f"{sum(len(q['gold_files']) for q in items) / len(items):.2f} | {len(functions)} | "
+                f"{sum(len(q['gold_functions']) for q in functions) / max(len(functions), 1):.2f} |")
+
+    for language in sorted(by_language, key=lambda lang: (-len(by_language[lang]), lang)):
+        lines.append(row(language, by_language[language]))
+    lines.append(row("**all**", queries))
+    kinds: dict[str, int] = defaultdict(int)
+    for query in queries:
+        for kind in query["trace_kinds"]:
+            kinds[kind] += 1
+    lines.append("")
+    lines.append("Trace kinds (a query may show several): " +
+                 ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))))
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -670,6 +705,7 @@ def main() -> None:
     parser.add_argument("--run", default="default", help="name of the run directory under WORK/runs")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("prepare").set_defaults(func=cmd_prepare)
+    sub.add_parser("stats", help="the dev set's statistics").set_defaults(func=cmd_stats)
     index = sub.add_parser("index")
     index.add_argument("--systems", type=lambda s: [x for x in s.split(",") if x], default=["phase1", "bm25-files"],
                        help=f"comma-separated, from {', '.join(SYSTEMS)} (default phase1,bm25-files)")
