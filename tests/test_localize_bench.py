@@ -314,6 +314,22 @@ def test_materialize_writes_only_what_changed(tmp_path: Path, monkeypatch: pytes
     assert (tree / "keep.py").stat().st_mtime_ns == 1  # untouched: the incremental index skips it
     assert state.commit == second and state.missing == []
 
+    # a directory that becomes a symlink, and back
+    (source / "pkg" / "new.py").unlink()
+    (source / "pkg").rmdir()
+    (source / "other").mkdir()
+    (source / "other" / "x.py").write_text("v = 1\n")
+    (source / "pkg").symlink_to("other")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-qm", "three")
+    third = _git(source, "rev-parse", "HEAD")
+    _git(tmp_path, "--git-dir", str(mirrors / "o+r" / "repo"), "fetch", "-q", str(source), "HEAD:refs/heads/main")
+    run.materialize("o/r", tree, state, third)
+    assert (tree / "pkg").is_symlink() and (tree / "pkg" / "x.py").read_text() == "v = 1\n"
+    run.materialize("o/r", tree, state, second)
+    assert not (tree / "pkg").is_symlink() and (tree / "pkg" / "new.py").read_text() == "w = 1\n"
+    assert (tree / "other" / "x.py").exists() is False
+
 
 # -- the committed dev set ------------------------------------------------------------------------
 

@@ -195,25 +195,32 @@ def tree_changes(repo: str, old: str | None, new: str) -> Iterator[tuple[str, st
 
 
 def materialize(repo: str, tree: Path, state: TreeState, commit: str) -> int:
-    """Move `tree` to `commit`, writing only what changed; returns the number of paths touched."""
+    """Move `tree` to `commit`, writing only what changed; returns the number of paths touched.
+
+    Deletions go first, so a path that changes type (a directory that becomes a symlink, a file
+    that becomes a directory) is free when its new entry is written; a directory still in the way
+    then holds no tracked file and is removed.
+    """
     if state.commit is None and tree.exists():
         shutil.rmtree(tree)
     tree.mkdir(parents=True, exist_ok=True)
+    changes = list(tree_changes(repo, state.commit, commit))
+    for status, _mode_sha, path in changes:
+        target = tree / path
+        if status == "D" and (target.is_symlink() or target.is_file()):
+            target.unlink()
     reader = BlobReader(repo)
-    touched = 0
     try:
-        for status, mode_sha, path in tree_changes(repo, state.commit, commit):
+        for status, mode_sha, path in changes:
             mode, sha = mode_sha.split()
-            target = tree / path
             if status == "D" or mode == "160000":  # deleted, or a submodule (never checked out)
-                if target.is_symlink() or target.is_file():
-                    target.unlink()
-                touched += 1
                 continue
+            target = tree / path
             data = reader.read(sha)
             if target.is_symlink() or target.is_file():
                 target.unlink()
-            touched += 1
+            elif target.is_dir():
+                shutil.rmtree(target)
             if data is None:
                 state.missing.append(path)
                 continue
@@ -225,7 +232,7 @@ def materialize(repo: str, tree: Path, state: TreeState, commit: str) -> int:
     finally:
         reader.close()
     state.commit = commit
-    return touched
+    return len(changes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,11 +429,14 @@ def cmd_index(args: argparse.Namespace) -> None:
             started = time.perf_counter()
             touched = materialize(repo, tree, state, snapshot["commit"])
             timings: dict[str, float] = {"materialize": time.perf_counter() - started}
+            phases: dict[str, Any] = {}
             for kind in sorted({s.store for s in wanted}):
                 began = time.perf_counter()
-                index_repository(tree, stores[kind], factory if kind == "vector" and factory else index_provider,
-                                 vectors=kind == "vector", allow_purge=True, workers=parse_workers())
+                summary = index_repository(tree, stores[kind], factory if kind == "vector" and factory else index_provider,
+                                           vectors=kind == "vector", allow_purge=True, workers=parse_workers())
                 timings[f"index-{kind}"] = time.perf_counter() - began
+                phases[kind] = {"files": summary.files, "reused_files": summary.reused_files,
+                                "embedded": summary.embedded, "seconds": summary.seconds}
             if any(s.name == "bm25-files" for s in wanted):
                 began = time.perf_counter()
                 current = code_files_indexed(stores["lexical"])
@@ -451,6 +461,10 @@ def cmd_index(args: argparse.Namespace) -> None:
                     verify_left -= 1
             finally:
                 view.close()
+            with open(run_dir / "walk.jsonl", "a", encoding="utf-8") as out:
+                out.write(json.dumps({"repo": repo, "commit": snapshot["commit"], "touched": touched,
+                                      "missing": len(state.missing), "answers": len(todo),
+                                      "timings": {k: round(v, 3) for k, v in timings.items()}, "index": phases}) + "\n")
             print(f"{repo:26s} {position + 1:2d}/{len(plan[repo]):2d} {snapshot['commit'][:10]} "
                   f"touched={touched:5d} missing={len(state.missing):3d} answers={len(todo):3d} "
                   + " ".join(f"{k}={v:.1f}s" for k, v in timings.items()), flush=True)
@@ -519,7 +533,9 @@ def verify(repo: str, commit: str, tree: Path, incremental: Path, view: Snapshot
     full = args.work / "verify-store" / slug(repo)
     if full.exists():
         shutil.rmtree(full)
-    index_repository(tree, full, index_provider, vectors=False, full=True, workers=parse_workers())
+    began = time.perf_counter()
+    summary = index_repository(tree, full, index_provider, vectors=False, full=True, workers=parse_workers())
+    full_seconds = {"wall": round(time.perf_counter() - began, 3), **summary.seconds}
     differences = [name for name, query in COMPARED.items() if table(incremental, query) != table(full, query)]
     full_view = Snapshot({"lexical": full}, view.bm25)
     try:
@@ -531,7 +547,8 @@ def verify(repo: str, commit: str, tree: Path, incremental: Path, view: Snapshot
     finally:
         full_view.close()
     shutil.rmtree(full)
-    return {"repo": repo, "commit": commit, "equal": not differences, "differences": differences}
+    return {"repo": repo, "commit": commit, "equal": not differences, "differences": differences,
+            "full_index_seconds": full_seconds}
 
 
 # What must be equal between an incremental and a full index (row ids may differ: compared by content).
