@@ -615,13 +615,27 @@ def cmd_score(args: argparse.Namespace) -> None:
                               "error": record["error"]}
             for group in groups_of(query):
                 groups[group].add(result)
-        report["systems"][system_name] = {"groups": {g: a.to_dict() for g, a in sorted(groups.items())},
-                                          "p50_ms": median(r["ms"] for r in by_id.values())}
+        scored = [record for qid, record in by_id.items() if qid in queries]
+        tops = [record["results"][0][0] for record in scored if record["results"]]
+        report["systems"][system_name] = {
+            "groups": {g: a.to_dict() for g, a in sorted(groups.items())},
+            "p50_ms": median(r["ms"] for r in scored),
+            # Diagnostics: how often the first file is not code (a README, a config file), or a test.
+            "top1_not_code": round(sum(not is_code(path) for path in tops) / max(len(tops), 1), 4),
+            "top1_not_library": round(sum(not lib.is_library_path(path) for path in tops) / max(len(tops), 1), 4),
+        }
         report["per_query"][system_name] = per_query
     path = run_dir / "scores.json"
     path.write_text(json.dumps(report, indent=1))
     print(f"scores → {path}")
     print(render(report))
+
+
+def is_code(path: str) -> bool:
+    from woods.extract import is_document, language_for
+
+    language = language_for(path)
+    return language is not None and not is_document(language)
 
 
 def median(values: Iterable[float]) -> float | None:
@@ -651,6 +665,12 @@ def render(report: dict[str, Any]) -> str:
 
     all_groups = sorted({g for data in systems.values() for g in data["groups"]})
     table_for("Overall", ["all"])
+    lines.extend(["| system | first file not code (README, config …) | first file a test, doc, example … | p50 ms |",
+                  "|---|---:|---:|---:|"])
+    for name, data in systems.items():
+        lines.append(f"| {name} | {data.get('top1_not_code', 0):.1%} | {data.get('top1_not_library', 0):.1%} | "
+                     f"{data.get('p50_ms') or 0:.0f} |")
+    lines.append("")
     table_for("With and without a stack trace / error output", [g for g in all_groups if g in ("kind:trace", "kind:no-trace")])
     table_for("Whether the message names a gold file's path", [g for g in all_groups if g.startswith("path:")])
     table_for("Trace × path naming", [g for g in all_groups if g.startswith("kind:") and "/" in g])
