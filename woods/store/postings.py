@@ -6,7 +6,7 @@ a row through the xInst API), and a question's ordinary words match thousands of
 postings hold, for every token FTS5 indexed, the rows it occurs in and its count in each column,
 so a query reads a few blobs and scores every matching row in a handful of vector operations.
 Measured on the standard library's bench index (74k lexical rows, 50 questions): see
-`bench/README.md`, "Ninth pass".
+`bench/README.md`, "query_bench.py".
 
 Exactness: the postings are FTS5's own tokens. A document's fields are cut at whitespace (every
 character Python splits on is a separator to `unicode61`, so no token spans two words) after
