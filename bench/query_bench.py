@@ -69,6 +69,14 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z']+")
 DESCRIPTION_WORDS = (4, 12)
 # A first call slower than this is reported as a cold cost rather than mixed into warm numbers.
 MCP_TIMEOUT_SECONDS = 300
+# Pasted issue texts (issue 30's latency goal: a 4 KB text, p50 <= 100 ms on a 100k-chunk index):
+# each text is cut to this many bytes. Half are tracebacks written from the index's own functions
+# (frames that map to its files, as a real report against this code would), half the public
+# samples of fixtures/evidence (other projects' traces and reports: their frames map nowhere, the
+# prose is searched) repeated to the same size.
+ISSUE_BYTES = 4096
+DEFAULT_ISSUE_QUERIES = 30
+EVIDENCE_SAMPLES = REPO_ROOT / "fixtures" / "evidence"
 
 
 def loadavg() -> list[float]:
@@ -173,6 +181,24 @@ class QueryPool:
             return f"all {unit_type} in the {package} package"
         raise ValueError(kind)
 
+    def traceback(self, rng: random.Random) -> str:
+        """A bug report with a Python traceback through three to six of the index's functions,
+        innermost last, an error line, and the docstrings of the functions as the report's prose."""
+        frames = [rng.choice(self.members) for _ in range(rng.randint(3, 6))]
+        lines = ["Calling this crashes since the last upgrade; steps to reproduce below.", "",
+                 "Traceback (most recent call last):"]
+        for record in frames:
+            start, end = int(record.get("line_start") or 1), int(record.get("line_end") or 1)
+            lines.append(f'  File "/usr/lib/python3.11/{record["file_path"]}", line {rng.randint(start, max(start, end))}, '
+                         f"in {_short(str(record['identifier']))}")
+            lines.append("    result = handler(value)")
+        lines.append(f"ValueError: invalid state in {_short(str(frames[-1]['identifier']))}: expected 3 items, got 0")
+        prose = [d for r in frames if (d := _docstring_words(r))] or ["the call fails"]
+        text = "\n".join(lines) + "\n\n"
+        while len(text.encode()) < ISSUE_BYTES:
+            text += "I expected that " + " ".join(prose) + ". " + rng.choice(self.described)[1] + ".\n"
+        return text
+
     def ref(self, rng: random.Random, ordinal: int) -> str:
         """A reference of the kinds `resolve` sees: bare name, Class.member, full id, path:line, loose case."""
         form = ordinal % 5
@@ -202,6 +228,26 @@ def build_query_set(pool: QueryPool, count: int, seed: int) -> list[dict[str, st
         kind = QUERY_KINDS[i % len(QUERY_KINDS)]
         queries.append({"kind": kind, "query": pool.query(kind, rng, i // len(QUERY_KINDS))})
     return queries
+
+
+def cut_to_bytes(text: str, limit: int) -> str:
+    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
+
+
+def build_issue_set(pool: QueryPool, count: int, seed: int) -> list[dict[str, str]]:
+    """`count` issue texts of ISSUE_BYTES: tracebacks through the index's code and the fixture samples."""
+    rng = random.Random(seed)
+    samples = sorted(EVIDENCE_SAMPLES.glob("*.sample"))
+    issues = []
+    for ordinal in range(count):
+        if ordinal % 2 == 0 or not samples:
+            issues.append({"kind": "traceback", "query": cut_to_bytes(pool.traceback(rng), ISSUE_BYTES)})
+        else:
+            sample = samples[rng.randrange(len(samples))]
+            text = sample.read_text(encoding="utf-8", errors="replace")
+            issues.append({"kind": "sample:" + sample.stem,
+                           "query": cut_to_bytes((text + "\n") * (ISSUE_BYTES // max(len(text), 1) + 1), ISSUE_BYTES)})
+    return issues
 
 
 def build_name_refs(pool: QueryPool, count: int, seed: int) -> list[str]:
@@ -452,23 +498,22 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
         out["raw_faiss"], _ = measure([lambda v=v: raw_faiss(v) for v in vectors])
         out["vectors_search"], _ = measure([lambda v=v: stores.vectors.search(v, RAW_QUERY_LIMIT) for v in vectors])
 
-        # resolve: cold = the name-index cache cleared (so the call builds it), warm = cached.
+        # resolve: cold = no name index handed in (the call builds one when a name stage needs it),
+        # warm = the name index a long-lived handle keeps per generation, built once beforehand.
         searcher = resolve_module.make_searcher(stores, lambda: embedder)
-        cold, builds, built_inside = [], [], 0
+        cold, builds = [], []
         for ref in cold_refs:
-            resolve_module._CACHE.clear()
             elapsed, _, _ = timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher))
             cold.append(elapsed)
-            built_inside += bool(resolve_module._CACHE)  # the call itself needed (and built) the name index
             builds.append(resolve_module.name_index_for(stores).build_seconds)
         out["resolve_cold"] = latency_summary(cold)
         out["resolve_cold"]["refs"] = cold_refs
-        out["resolve_cold"]["built_name_index_inside_call"] = built_inside
         out["resolve_cold"]["name_index_build_ms_p50"] = round((percentile(builds, 50) or 0) * 1000, 1)
+        names = resolve_module.name_index_for(stores)
         for ref in warm_refs:
-            timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher))
+            timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher, names=names))
         out["resolve_warm"], outcomes = measure(
-            [lambda r=r: resolve_module.resolve(stores, r, searcher=searcher) for r in refs]
+            [lambda r=r: resolve_module.resolve(stores, r, searcher=searcher, names=names) for r in refs]
         )
         out["resolve_warm"]["statuses"] = dict(sorted(Counter(str(o.status) for o in outcomes if o).items()))
         out["resolve_warm"]["methods"] = dict(sorted(Counter(str(o.method) for o in outcomes if o).items()))
@@ -477,8 +522,10 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
 
 
 def bench_api(store: Path, queries: list[dict[str, str]], warmup: list[dict[str, str]],
-              refs: list[str], warm_refs: list[str]) -> dict[str, Any]:
-    """`woods.Index` (what the MCP server wraps): search and resolve, same calls as the MCP leg."""
+              refs: list[str], warm_refs: list[str], issues: Sequence[dict[str, str]] = (),
+              warm_issues: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
+    """`woods.Index` (what the MCP server wraps): search and resolve, same calls as the MCP leg;
+    with `issues`, pasted issue texts through `search` (read as issues: localised) and `localize`."""
     from woods.api import Index
 
     out: dict[str, Any] = {"loadavg_start": loadavg()}
@@ -493,6 +540,14 @@ def bench_api(store: Path, queries: list[dict[str, str]], warmup: list[dict[str,
             timed(lambda r=ref: index.resolve(r))
         out["search"], _ = measure([lambda q=q["query"]: index.search(q, limit=SEARCH_LIMIT) for q in queries])
         out["resolve"], _ = measure([lambda r=r: index.resolve(r) for r in refs])
+        if issues:
+            for item in warm_issues:
+                timed(lambda q=item["query"]: index.localize(q, limit=SEARCH_LIMIT))
+            out["issue_search"], found = measure(
+                [lambda q=q["query"]: index.search(q, limit=SEARCH_LIMIT) for q in issues])
+            out["issue_search"]["localised"] = sum(1 for r in found if r is not None and r.localization is not None)
+            out["issue_localize"], _ = measure([lambda q=q["query"]: index.localize(q, limit=SEARCH_LIMIT) for q in issues])
+            out["issue_bytes"] = [len(q["query"].encode()) for q in issues]
     out["loadavg_end"] = loadavg()
     return out
 
@@ -652,6 +707,11 @@ def render(result: dict[str, Any]) -> str:
             if api and api[tool]["p50_ms"]:
                 ratio = round(mcp[tool]["p50_ms"] / api[tool]["p50_ms"], 2)
             rows.append([f"MCP {tool} (stdio round trip)", *_p(mcp[tool]), mcp[tool]["n"], f"p50 {ratio}x API"])
+    if api and "issue_search" in api:
+        size = f"{min(api['issue_bytes'])}–{max(api['issue_bytes'])} bytes"
+        rows.append(["woods.Index.search, issue text", *_p(api["issue_search"]), api["issue_search"]["n"],
+                     f"{size}; {api['issue_search']['localised']} read as issues"])
+        rows.append(["woods.Index.localize, issue text", *_p(api["issue_localize"]), api["issue_localize"]["n"], size])
     if mcp and "connect_ms" in mcp:
         rows.append(["MCP connect + first search", mcp["connect_ms"], mcp["first_search_ms"], 1, "connect ms | first ms"])
     for label, summary in (result.get("cold_cli") or {}).items():
@@ -676,6 +736,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="When building: index units whose prefix alone is over the token limit without vectors.")
     parser.add_argument("--strategies", help="Comma-separated subset of vector,keyword,graph,direct,hybrid,lexical,auto.")
     parser.add_argument("--profile", default="code", choices=("code", "ruby"), help="Ranking profile of the retriever.")
+    parser.add_argument("--issue-queries", type=int, default=DEFAULT_ISSUE_QUERIES,
+                        help=f"Pasted issue texts of {ISSUE_BYTES} bytes timed through the API (0: none).")
     parser.add_argument("--skip-mcp", action="store_true")
     parser.add_argument("--skip-cli", action="store_true")
     parser.add_argument("--no-prewarm", action="store_true",
@@ -701,6 +763,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     refs = build_ref_set(pool, args.queries, QUERY_SEED)
     warm_refs = build_ref_set(pool, 5, WARMUP_SEED)
     cold_refs = build_name_refs(pool, COLD_RESOLVE_RUNS, WARMUP_SEED + 1)
+    issues = build_issue_set(pool, args.issue_queries, QUERY_SEED)
+    warm_issues = build_issue_set(pool, min(args.issue_queries, 4), WARMUP_SEED)
     result["queries"] = queries
     result["query_kinds"] = dict(Counter(q["kind"] for q in queries))
     result["refs"] = refs
@@ -716,7 +780,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["in_process"] = bench_in_process(store, queries, warmup, refs, warm_refs, cold_refs, strategy_list,
                                             args.profile)
     note("woods.Index search/resolve")
-    result["api"] = bench_api(store, queries, warmup, refs, warm_refs)
+    result["api"] = bench_api(store, queries, warmup, refs, warm_refs, issues, warm_issues)
     if not args.skip_mcp:
         note("MCP server search/resolve")
         try:
