@@ -8,7 +8,7 @@ import pytest
 
 from tests.retrieval_fakes import InMemoryGraphStore, InMemoryMetadataStore, make_record
 from woods.retrieval.candidates import Candidate, Classification
-from woods.retrieval.ranker import RRF_K, WEIGHTS, Ranker, normalize, rrf_merge, ruby_sum
+from woods.retrieval.ranker import WEIGHTS, Ranker, normalize, rrf_merge, ruby_sum
 from woods.store.identity import typed_key
 
 PLAIN = Classification("understand", "focused", None, False, ())
@@ -18,10 +18,10 @@ def ranker(records=None, graph=None, policy="unit") -> Ranker:
     return Ranker(InMemoryMetadataStore(records or {}), graph, rrf_policy=policy)
 
 
-def test_weights_and_constants() -> None:
+def test_the_signal_weights_share_one_whole() -> None:
+    # A candidate's score is a weighted mean of signals in [0, 1]: the weights must add up to one
+    # for the score to stay in [0, 1] (the exact values are pinned by the parity scores below).
     assert ruby_sum(w for _, w in WEIGHTS) == pytest.approx(1.0)
-    assert [name for name, _ in WEIGHTS] == ["semantic", "keyword", "recency", "importance", "type_match", "diversity"]
-    assert RRF_K == 60
 
 
 def test_lone_vector_candidate_scores_0_545() -> None:
