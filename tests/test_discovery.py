@@ -567,3 +567,29 @@ def test_translated_documentation_beside_an_english_original_is_skipped(tmp_path
     result = discover(tmp_path)
     assert paths(result) == sorted([*kept, "src/en/parser.py"])
     assert result.skipped == Counter({"translation": len(skipped)})
+
+
+def test_output_named_directories_follow_the_ignore_file_when_there_is_one(tmp_path: Path) -> None:
+    # clap keeps its builder in src/build/: with a .gitignore in effect that does not ignore it,
+    # it is source and indexed; what the .gitignore ignores stays out.
+    repo = tmp_path / "governed"
+    write(repo, ".gitignore", "/target/\n")
+    write(repo, "src/build/arg.rs", "pub fn arg() {}\n")
+    write(repo, "target/debug/out.rs", "pub fn generated() {}\n")
+    write(repo, "pkg/log/logger.go", "package log\n")
+    result = discover(repo)
+    assert [f.path for f in result.files] == ["pkg/log/logger.go", "src/build/arg.rs"]
+    assert result.skipped["gitignored"] == 1 and result.skipped.get("ignored_dir", 0) == 0
+
+    # No ignore file anywhere: the name decides, as for a tarball of a project with its build output.
+    bare = tmp_path / "bare"
+    write(bare, "src/build/arg.rs", "pub fn arg() {}\n")
+    write(bare, "lib/main.rs", "fn main() {}\n")
+    result = discover(bare)
+    assert [f.path for f in result.files] == ["lib/main.rs"]
+    assert result.skipped["ignored_dir"] == 1
+
+    # Dependency, tool and always-output directories are skipped by name whatever the ignore file says.
+    write(repo, "node_modules/dep/index.js", "module.exports = 1\n")
+    write(repo, "dist/lib.js", "module.exports = 2\n")
+    assert [f.path for f in discover(repo).files] == ["pkg/log/logger.go", "src/build/arg.rs"]

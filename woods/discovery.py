@@ -2,7 +2,8 @@
 
 `discover(root)` walks the tree once with `os.scandir` and an explicit stack (no recursion, so a
 500-level tree is fine), honours `.gitignore` / `.woodsignore` at every level plus
-`.git/info/exclude`, prunes tool and dependency directories, and never reads more than 8 KiB of a
+`.git/info/exclude`, prunes tool and dependency directories (and the output names `build/`,
+`target/`, `tmp/`, `log/` where no ignore file is in effect: `OUTPUT_DIRS`), and never reads more than 8 KiB of a
 file (the sniff). Every skipped entry is counted under exactly one reason (see `SKIP_REASONS`);
 the result is deterministic: files sorted by path, examples sorted.
 
@@ -77,8 +78,9 @@ SKIP_REASONS: tuple[str, ...] = (
 MINIFIED_SUFFIXES: tuple[str, ...] = (".min.js", ".min.mjs", ".min.cjs", ".min.css")
 
 # --- constants -------------------------------------------------------------------------------------
-# Directories never entered, wherever they appear. An entry with a '/' matches the last components of
-# a directory's path (so `vendor/bundle` skips `app/vendor/bundle` but not a plain `vendor`).
+# Directories skipped by name, wherever they appear. An entry with a '/' matches the last components
+# of a directory's path (so `vendor/bundle` skips `app/vendor/bundle` but not a plain `vendor`).
+# Those also in `OUTPUT_DIRS` are skipped by name only where no ignore file is in effect.
 ALWAYS_SKIPPED_DIRS: tuple[str, ...] = (
     ".git",  # git metadata: objects and refs, not source
     ".hg",  # Mercurial metadata
@@ -107,6 +109,14 @@ ALWAYS_SKIPPED_DIRS: tuple[str, ...] = (
     ".idea",  # JetBrains project settings
     ".vscode",  # VS Code settings
 )
+
+# Names that usually hold build output or run-time files, and sometimes source: clap's builder lives
+# in `src/build/`, Go has packages named `log` and `build`. Where a `.gitignore` / `.woodsignore` /
+# `.git/info/exclude` is in effect, it says whether such a directory is output (ignored) or source
+# (not ignored: indexed); in a tree with no ignore file the name decides. `dist`, `coverage`, `.next`
+# … are not among them: they are output even when committed (a JavaScript library's `dist/` build
+# duplicates its source).
+OUTPUT_DIRS: frozenset[str] = frozenset({"build", "target", "tmp", "log"})
 
 # woods' own output: never entered and, unlike the directories above, not counted as skipped — a
 # report of what a repository holds should not list the index woods wrote into it.
@@ -486,10 +496,13 @@ class _Walker:
                 return include
         return _decide(layers, target) is True
 
-    def is_skipped_dir(self, name: str, rel: str) -> bool:
+    def is_skipped_dir(self, name: str, rel: str, governed: bool) -> bool:
+        """Whether the directory is skipped by its name; `governed`: an ignore file is in effect,
+        which then decides for the `OUTPUT_DIRS` names."""
         if name in self.skip_names:
-            return True
-        return bool(self.skip_suffixes) and ("/" + rel).endswith(self.skip_suffixes)
+            return not (governed and name in OUTPUT_DIRS)
+        suffix = next((s for s in self.skip_suffixes if ("/" + rel).endswith(s)), None)
+        return suffix is not None and not (governed and suffix[1:] in OUTPUT_DIRS)
 
     # -- directories --
     def load_layers(self, abs_dir: str, rel_dir: str, names: set[str],
@@ -557,7 +570,7 @@ class _Walker:
                        layers: tuple[_IgnoreLayer, ...], via_link: bool) -> _Frame | None:
         if name in UNCOUNTED_DIRS and name in self.skip_names:
             return None
-        if self.is_skipped_dir(name, rel):
+        if self.is_skipped_dir(name, rel, governed=bool(layers)):
             self.skip(IGNORED_DIR, rel)
             return None
         if self.ignored(layers, rel, is_dir=True):
@@ -684,7 +697,7 @@ class _Walker:
         name = rel.rsplit("/", 1)[-1]
         if name in UNCOUNTED_DIRS and name in self.skip_names:
             return
-        if self.is_skipped_dir(name, rel):
+        if self.is_skipped_dir(name, rel, governed=bool(link.layers)):
             self.skip(IGNORED_DIR, rel)
             return
         if self.ignored(link.layers, rel, is_dir=True):
