@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from woods.errors import InputError, WoodsError
+from woods.errors import AmbiguousIdentifierError, IndexClosedError, InputError, UnitNotFoundError
 from woods.limits import (
     DEFAULT_CONTEXT_BUDGET,
     DEFAULT_GRAPH_DEPTH,
@@ -96,26 +96,6 @@ GRAPH_DIRECTIONS = ("dependencies", "dependents")
 # codebase_retrieve; resolve's search leg), and one embedding costs far more than the rest of a
 # warm query. 256 vectors of 384 floats is about 400 KB.
 QUERY_VECTOR_CACHE_SIZE = 256
-
-
-class UnitNotFoundError(InputError, LookupError):
-    """The identifier names no unit of this index (and no graph node, for graph questions)."""
-
-
-class AmbiguousIdentifierError(InputError):
-    """A public identifier names several units of different types; pass `type=` to choose one.
-
-    `candidates` lists each variant as `{"key", "identifier", "type", "file_path", "line_start"}`,
-    ordered by (type, key).
-    """
-
-    def __init__(self, message: str, candidates: Sequence[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.candidates = tuple(candidates)
-
-
-class IndexClosedError(WoodsError):
-    """The `Index` was closed; open a new one."""
 
 
 # -- result types --------------------------------------------------------------------------------
@@ -1828,7 +1808,7 @@ class Index:
         extractions: edits made meanwhile wait for the next update) in a daemon thread; switch
         to the vector-complete generation when it is published. Called under `_update_lock`;
         a closed handle starts nothing (False)."""
-        from woods.indexing.generation import EmbeddingCancelled
+        from woods.errors import EmbeddingCancelled
         from woods.indexing.pipeline import complete_vectors
 
         with self._lock:

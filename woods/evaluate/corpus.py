@@ -15,14 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from woods.errors import InputError
+from woods.errors import CorpusError as CorpusError
 from woods.units import Dependency, Unit
 
 CORPUS_LANGUAGE = "ruby"  # the bench corpus is a Rails application
-
-
-class CorpusError(InputError):
-    """A corpus file is missing or not in the corpus.json shape."""
 
 
 @dataclass(frozen=True, slots=True)

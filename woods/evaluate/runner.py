@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from woods.errors import QuerySetError
 from woods.evaluate import baselines as baseline_mod
 from woods.evaluate import metrics
 from woods.evaluate.corpus import BenchStores, build_corpus_index, load_corpus, replay_factory
-from woods.evaluate.queryset import EvalQuery, QuerySetError, load_query_set, parse_query
+from woods.evaluate.queryset import EvalQuery, load_query_set, parse_query
 from woods.retrieval.assembler import DEFAULT_BUDGET
 from woods.retrieval.retriever import Retriever
 from woods.store.identity import public_identifier

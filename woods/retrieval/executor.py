@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
-from woods.retrieval.candidates import Candidate, Classification, ExecutionResult, InvalidOptionError
+from woods.errors import InvalidOptionError
+from woods.retrieval.candidates import Candidate, Classification, ExecutionResult
 from woods.retrieval.classifier import STOP_WORDS, select_strategy
 from woods.store.base import (
     UNSEARCHED_FIELDS,

@@ -15,7 +15,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from woods.retrieval.candidates import InvalidScopeError
+from woods.errors import InvalidScopeError
 from woods.store.base import (
     UNSEARCHED_FIELDS,
     GraphStore,

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
+from woods.errors import SchemaMismatchError as SchemaMismatchError
 from woods.lazy import Lazy
 from woods.store.sqlite_uri import sqlite_uri
 
@@ -154,10 +155,6 @@ def read_current(store_dir: Path) -> Path:
     if not generation.is_dir():
         raise CorruptIndexError(f"{generation} (named by {pointer}) is missing; run `woods index --full`")
     return generation
-
-
-class SchemaMismatchError(CorruptIndexError):
-    """The generation was written by a woods with another index schema (readable by that woods)."""
 
 
 def read_manifest(generation: Path, *, check_schema: bool = True) -> Manifest:

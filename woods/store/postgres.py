@@ -1001,7 +1001,7 @@ def _pin(conn: Any, url: str, repo: str | None) -> list[Part]:
 
 
 def _manifest(url: str, repo: str, text: str) -> Manifest:
-    from woods.store.index import SchemaMismatchError
+    from woods.errors import SchemaMismatchError
 
     try:
         data = json.loads(text)
