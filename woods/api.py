@@ -61,12 +61,12 @@ if TYPE_CHECKING:
     import numpy as np
 
     from woods.diagram import Diagram
-    from woods.embedding.provider import EmbeddingProvider
+    from woods.embedding.provider import EmbeddingProvider, QueryEmbedder
     from woods.evaluate.runner import EvaluationReport
     from woods.filters import FileFilter
     from woods.freshness import Changes
     from woods.indexing import IndexSummary, Progress
-    from woods.resolve import NameIndex, ResolveOutcome, Searcher
+    from woods.resolve import NameTable, ResolveOutcome, Searcher
     from woods.retrieval.candidates import (
         AppliedScope,
         Classification,
@@ -77,7 +77,6 @@ if TYPE_CHECKING:
         TypeRankEntry,
     )
     from woods.retrieval.code_search import CodeSearchConfig
-    from woods.retrieval.executor import Embedder
     from woods.retrieval.localize import Localization, LocalizedFile, LocalizedUnit
     from woods.retrieval.retriever import Retriever
     from woods.snippets import SnippetLine
@@ -702,7 +701,7 @@ def empty_index_warning(root: Path, summary: IndexSummary) -> str | None:
 class _CachingEmbedder:
     """A query embedder with a thread-safe LRU of query text → vector (read-only arrays)."""
 
-    def __init__(self, embedder: Embedder, size: int = QUERY_VECTOR_CACHE_SIZE) -> None:
+    def __init__(self, embedder: QueryEmbedder, size: int = QUERY_VECTOR_CACHE_SIZE) -> None:
         self._embedder = embedder
         self._size = size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -731,7 +730,7 @@ class _Generation:
     def __init__(
         self,
         stores: IndexStores | PostgresStores,
-        embedder_factory: Callable[[], Embedder],
+        embedder_factory: Callable[[], QueryEmbedder],
         mode: str,
         profile: str,
         ranking: CodeSearchConfig | None = None,
@@ -749,7 +748,7 @@ class _Generation:
         self.lock = threading.Lock()  # guards the lazily built state below
         self._retrievers: dict[tuple[str, str], Retriever] = {}
         self._searcher: Searcher | None = None
-        self._names: NameIndex | None = None
+        self._names: NameTable | None = None
         self._ranked: tuple[RankedUnit, ...] | None = None
         self.profile = profile
         self.retriever(mode, profile)  # an unknown mode or profile fails when the index is opened
@@ -798,14 +797,14 @@ class _Generation:
                 self._searcher = make_searcher(self.stores, self.embedder_factory)
             return self._searcher
 
-    def names(self) -> NameIndex:
+    def names(self) -> NameTable:
         """Every unit by name (resolve's exact stages), built once per generation and dropped with
         it: nothing of a closed handle stays in the process."""
         with self.lock:
             if self._names is None:
-                from woods.resolve import NameIndex
+                from woods.resolve import NameTable
 
-                self._names = NameIndex.from_metadata(self.stores.metadata)
+                self._names = NameTable.from_metadata(self.stores.metadata)
             return self._names
 
     def ranked_units(self) -> tuple[RankedUnit, ...]:
@@ -986,7 +985,7 @@ def _with_snippets(
 
 
 def _missing_name_warnings(
-    stores: IndexStores | PostgresStores, query: str, names: Callable[[], NameIndex]
+    stores: IndexStores | PostgresStores, query: str, names: Callable[[], NameTable]
 ) -> tuple[str, ...]:
     """`no unit named …; closest: …` for a query that is one name (a symbol) no unit has."""
     from woods.retrieval.query_analysis import analyze
@@ -1016,7 +1015,7 @@ def _check_unit_types(stores: IndexStores | PostgresStores, types: Sequence[str]
 
 
 def _filtered_contents(
-    stores: IndexStores | PostgresStores, files: FileFilter, changes: Changes, names: NameIndex
+    stores: IndexStores | PostgresStores, files: FileFilter, changes: Changes, names: NameTable
 ) -> tuple[Changes, dict[str, int], dict[str, int], dict[str, Any]]:
     """What `status` shows under a file filter: the changes, units by type and files by language
     of the selected files, and the filter with how many files and units it selected."""
@@ -1168,7 +1167,7 @@ class Index:
             stores.close()
             raise
 
-    def _embedder_for(self, description: Mapping[str, Any]) -> Embedder:
+    def _embedder_for(self, description: Mapping[str, Any]) -> QueryEmbedder:
         """The query embedder for an embedder description, created once and kept across updates."""
         from woods.embedding.select import query_embedder
 

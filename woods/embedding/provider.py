@@ -22,6 +22,13 @@ from woods.errors import InputTooLongError as InputTooLongError
 _FINGERPRINT_BLOCK_BYTES = 1 << 20
 
 
+class QueryEmbedder(Protocol):
+    """What retrieval asks of an embedder at query time: one text's vector (the shape and
+    normalisation of `EmbeddingProvider.embed`)."""
+
+    def embed(self, text: str) -> np.ndarray: ...
+
+
 @runtime_checkable
 class EmbeddingProvider(Protocol):
     """What woods needs from an embedder.

@@ -43,7 +43,7 @@ from woods.indexing.plan import PreparedText, children_by_parent, prepare_texts
 from woods.indexing.resume import ProgressFile, ResumeCache
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorCache, VectorSource, embedder_description
-from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
+from woods.linking import LinkedEdge, LinkTargets, edges_of, link_unit
 from woods.store import index as layout
 from woods.store.backend import LocalTarget, StoreTarget, target_for
 from woods.store.graph import compute_pagerank, pagerank_percentiles
@@ -161,7 +161,7 @@ class LinkedUnits:
 def link_units(units: Sequence[Unit], *, link: bool, prefix_aliases: dict[str, str]) -> LinkedUnits:
     """Keys, edges (resolved when `link`), PageRank over public identifiers (Ruby §1.9), dependents."""
     keys = assign_keys(units)
-    names = NameIndex.build(zip(keys, units, strict=True), prefix_aliases)
+    names = LinkTargets.build(zip(keys, units, strict=True), prefix_aliases)
     keyed: list[tuple[str, Unit]] = []
     edges: list[LinkedEdge] = []
     for key, unit in zip(keys, units, strict=True):
