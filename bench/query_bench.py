@@ -460,7 +460,7 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
             elapsed, _, _ = timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher))
             cold.append(elapsed)
             built_inside += bool(resolve_module._CACHE)  # the call itself needed (and built) the name index
-            builds.append(resolve_module.name_index_for(stores).build_seconds)
+            builds.append(resolve_module.name_table_for(stores).build_seconds)
         out["resolve_cold"] = latency_summary(cold)
         out["resolve_cold"]["refs"] = cold_refs
         out["resolve_cold"]["built_name_index_inside_call"] = built_inside

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from woods.errors import InputError, WoodsError
+from woods.errors import AmbiguousIdentifierError, IndexClosedError, InputError, UnitNotFoundError
 from woods.limits import (
     DEFAULT_CONTEXT_BUDGET,
     DEFAULT_GRAPH_DEPTH,
@@ -61,12 +61,12 @@ if TYPE_CHECKING:
     import numpy as np
 
     from woods.diagram import Diagram
-    from woods.embedding.provider import EmbeddingProvider
+    from woods.embedding.provider import EmbeddingProvider, QueryEmbedder
     from woods.evaluate.runner import EvaluationReport
     from woods.filters import FileFilter
     from woods.freshness import Changes
     from woods.indexing import IndexSummary, Progress
-    from woods.resolve import NameIndex, ResolveOutcome, Searcher
+    from woods.resolve import NameTable, ResolveOutcome, Searcher
     from woods.retrieval.candidates import (
         AppliedScope,
         Classification,
@@ -77,7 +77,6 @@ if TYPE_CHECKING:
         TypeRankEntry,
     )
     from woods.retrieval.code_search import CodeSearchConfig
-    from woods.retrieval.executor import Embedder
     from woods.retrieval.localize import Localization, LocalizedFile, LocalizedUnit
     from woods.retrieval.retriever import Retriever
     from woods.snippets import SnippetLine
@@ -96,26 +95,6 @@ GRAPH_DIRECTIONS = ("dependencies", "dependents")
 # codebase_retrieve; resolve's search leg), and one embedding costs far more than the rest of a
 # warm query. 256 vectors of 384 floats is about 400 KB.
 QUERY_VECTOR_CACHE_SIZE = 256
-
-
-class UnitNotFoundError(InputError, LookupError):
-    """The identifier names no unit of this index (and no graph node, for graph questions)."""
-
-
-class AmbiguousIdentifierError(InputError):
-    """A public identifier names several units of different types; pass `type=` to choose one.
-
-    `candidates` lists each variant as `{"key", "identifier", "type", "file_path", "line_start"}`,
-    ordered by (type, key).
-    """
-
-    def __init__(self, message: str, candidates: Sequence[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.candidates = tuple(candidates)
-
-
-class IndexClosedError(WoodsError):
-    """The `Index` was closed; open a new one."""
 
 
 # -- result types --------------------------------------------------------------------------------
@@ -400,7 +379,7 @@ class UnitRecord:
 
         def number(name: str) -> int | None:
             value = record.get(name)
-            return None if value is None else int(value)
+            return int(value) if isinstance(value, int | float | str) else None
 
         key = str(record.get("id") or record["identifier"])
         return cls(
@@ -722,7 +701,7 @@ def empty_index_warning(root: Path, summary: IndexSummary) -> str | None:
 class _CachingEmbedder:
     """A query embedder with a thread-safe LRU of query text → vector (read-only arrays)."""
 
-    def __init__(self, embedder: Embedder, size: int = QUERY_VECTOR_CACHE_SIZE) -> None:
+    def __init__(self, embedder: QueryEmbedder, size: int = QUERY_VECTOR_CACHE_SIZE) -> None:
         self._embedder = embedder
         self._size = size
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -751,7 +730,7 @@ class _Generation:
     def __init__(
         self,
         stores: IndexStores | PostgresStores,
-        embedder_factory: Callable[[], Embedder],
+        embedder_factory: Callable[[], QueryEmbedder],
         mode: str,
         profile: str,
         ranking: CodeSearchConfig | None = None,
@@ -769,7 +748,7 @@ class _Generation:
         self.lock = threading.Lock()  # guards the lazily built state below
         self._retrievers: dict[tuple[str, str], Retriever] = {}
         self._searcher: Searcher | None = None
-        self._names: NameIndex | None = None
+        self._names: NameTable | None = None
         self._ranked: tuple[RankedUnit, ...] | None = None
         self.profile = profile
         self.retriever(mode, profile)  # an unknown mode or profile fails when the index is opened
@@ -818,14 +797,14 @@ class _Generation:
                 self._searcher = make_searcher(self.stores, self.embedder_factory)
             return self._searcher
 
-    def names(self) -> NameIndex:
+    def names(self) -> NameTable:
         """Every unit by name (resolve's exact stages), built once per generation and dropped with
         it: nothing of a closed handle stays in the process."""
         with self.lock:
             if self._names is None:
-                from woods.resolve import NameIndex
+                from woods.resolve import NameTable
 
-                self._names = NameIndex.from_metadata(self.stores.metadata)
+                self._names = NameTable.from_metadata(self.stores.metadata)
             return self._names
 
     def ranked_units(self) -> tuple[RankedUnit, ...]:
@@ -997,16 +976,16 @@ def _with_snippets(
     terms = snippet_terms(query)
     shown = []
     for hit in hits:
-        record = records.get(hit.key) or {}
-        source = record.get("source_code")
-        start = hit.line_start if hit.line_start is not None else int(record.get("line_start") or 1)
+        record = records.get(hit.key)
+        source = None if record is None else record.get("source_code")
+        start = hit.line_start if hit.line_start is not None else (1 if record is None else record.get("line_start", 1))
         lines = snippet(str(source), start, terms) if isinstance(source, str) and source else ()
         shown.append(replace(hit, snippet=lines))
     return shown
 
 
 def _missing_name_warnings(
-    stores: IndexStores | PostgresStores, query: str, names: Callable[[], NameIndex]
+    stores: IndexStores | PostgresStores, query: str, names: Callable[[], NameTable]
 ) -> tuple[str, ...]:
     """`no unit named …; closest: …` for a query that is one name (a symbol) no unit has."""
     from woods.retrieval.query_analysis import analyze
@@ -1036,7 +1015,7 @@ def _check_unit_types(stores: IndexStores | PostgresStores, types: Sequence[str]
 
 
 def _filtered_contents(
-    stores: IndexStores | PostgresStores, files: FileFilter, changes: Changes, names: NameIndex
+    stores: IndexStores | PostgresStores, files: FileFilter, changes: Changes, names: NameTable
 ) -> tuple[Changes, dict[str, int], dict[str, int], dict[str, Any]]:
     """What `status` shows under a file filter: the changes, units by type and files by language
     of the selected files, and the filter with how many files and units it selected."""
@@ -1188,7 +1167,7 @@ class Index:
             stores.close()
             raise
 
-    def _embedder_for(self, description: Mapping[str, Any]) -> Embedder:
+    def _embedder_for(self, description: Mapping[str, Any]) -> QueryEmbedder:
         """The query embedder for an embedder description, created once and kept across updates."""
         from woods.embedding.select import query_embedder
 
@@ -1828,7 +1807,7 @@ class Index:
         extractions: edits made meanwhile wait for the next update) in a daemon thread; switch
         to the vector-complete generation when it is published. Called under `_update_lock`;
         a closed handle starts nothing (False)."""
-        from woods.indexing.generation import EmbeddingCancelled
+        from woods.errors import EmbeddingCancelled
         from woods.indexing.pipeline import complete_vectors
 
         with self._lock:

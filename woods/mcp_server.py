@@ -35,7 +35,14 @@ from woods.api import (
     UnitRecord,
     build_index,
 )
-from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError, InputError, LockTimeoutError
+from woods.errors import (
+    CorruptIndexError,
+    IndexingError,
+    IndexNotFoundError,
+    InputError,
+    LockTimeoutError,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from mcp.server import Server, ServerRequestContext
@@ -442,8 +449,6 @@ class WoodsTools:
         except InputError as exc:
             body = ToolError("invalid_argument", str(exc)).body()
         except Exception as exc:  # the server never dies on one call
-            from woods.retrieval.candidates import StoreError
-
             if isinstance(exc, StoreError):
                 body = ToolError("degraded_index", str(exc), degraded=True, phase="query", stores=[exc.store]).body()
             else:
