@@ -505,11 +505,11 @@ def bench_in_process(store: Path, queries: list[dict[str, str]], warmup: list[di
         for ref in cold_refs:
             elapsed, _, _ = timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher))
             cold.append(elapsed)
-            builds.append(resolve_module.name_index_for(stores).build_seconds)
+            builds.append(resolve_module.name_table_for(stores).build_seconds)
         out["resolve_cold"] = latency_summary(cold)
         out["resolve_cold"]["refs"] = cold_refs
         out["resolve_cold"]["name_index_build_ms_p50"] = round((percentile(builds, 50) or 0) * 1000, 1)
-        names = resolve_module.name_index_for(stores)
+        names = resolve_module.name_table_for(stores)
         for ref in warm_refs:
             timed(lambda r=ref: resolve_module.resolve(stores, r, searcher=searcher, names=names))
         out["resolve_warm"], outcomes = measure(

@@ -50,11 +50,11 @@ def extract_tree(root: Path) -> list[FileExtraction]:
 def linked_edges(units: list[Unit]) -> dict[str, dict[tuple[str, str], str | None]]:
     """Source identifier → {(target, via): target_key} once `units` are linked together, as the
     index links them (keys from `assign_keys`, candidates through `woods.linking`)."""
-    from woods.linking import NameIndex, link_unit
+    from woods.linking import LinkTargets, link_unit
     from woods.store.identity import assign_keys
 
     keys = assign_keys(units)
-    names = NameIndex.build(zip(keys, units, strict=True))
+    names = LinkTargets.build(zip(keys, units, strict=True))
     edges: dict[str, dict[tuple[str, str], str | None]] = {}
     for key, unit in zip(keys, units, strict=True):
         _linked, unit_edges = link_unit(key, unit, names)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from woods.extract.layout import RepositoryLayout
-from woods.linking import LinkedEdge, NameIndex, link_unit
+from woods.linking import LinkedEdge, LinkTargets, link_unit
 from woods.units import FileExtraction, Unit
 
 
@@ -20,7 +20,7 @@ def link_fixture(
     layout = RepositoryLayout.from_paths(rels)
     units = [u for rel, p in zip(rels, paths, strict=True) for u in extract(rel, p.read_bytes(), layout).units]
     keys = [f"{u.identifier}@{u.type}@{u.file_path}:{u.line_start}" for u in units]
-    names = NameIndex.build(zip(keys, units, strict=True))
+    names = LinkTargets.build(zip(keys, units, strict=True))
     linked: dict[str, Unit] = {}
     edges: dict[str, list[LinkedEdge]] = {}
     for key, unit in zip(keys, units, strict=True):

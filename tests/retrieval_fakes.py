@@ -1,8 +1,10 @@
-"""In-memory test doubles of the store protocols (woods.store.base), for retrieval unit tests.
+"""In-memory test doubles of the store contract (woods.store.contracts), for retrieval unit tests.
 
 They follow the protocol contracts (records carry "id"; search is a case-insensitive substring
 match over the record JSON; vector hits ordered by (−score, id); graph lists sorted) and stay
-small enough to read. Not used by production code.
+small enough to read: the metadata store is the Ruby gem's `RecordStore` plus the unit columns a
+scope reads (`unit_summaries`), without a lexical index — so a retriever over it runs the Ruby
+profile, without exact-name promotion (`promote_exact=False`). Not used by production code.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from woods.store.base import UNSEARCHED_FIELDS, VectorHit
+from woods.store.contracts import UnitSummary
 from woods.store.identity import public_identifier, strip_chunk
 
 
@@ -71,6 +74,24 @@ class InMemoryMetadataStore:
             if needle in json.dumps(visible, ensure_ascii=False).lower():
                 hits.append(self._out(key))
         return hits
+
+    def keyword_fields(self, keyword: str) -> None:
+        """None: the executor derives matched fields from `search` (`KeywordSearch`)."""
+        return None
+
+    def unit_summaries(self, keys: Iterable[str]) -> dict[str, UnitSummary]:
+        found = {}
+        for key in dict.fromkeys(keys):
+            record = self._records.get(key)
+            if record is None:
+                continue
+            identifier = str(record.get("identifier") or public_identifier(key))
+            found[key] = UnitSummary(
+                key, identifier, identifier.split("::")[-1], str(record.get("type") or ""),
+                str(record.get("language") or ""), str(record.get("file_path") or ""),
+                int(record.get("line_start") or 1), int(record.get("line_end") or 1), record.get("parent"), 0.0,
+            )
+        return found
 
     def all_identifiers(self) -> list[str]:
         return list(self._records)
@@ -139,12 +160,17 @@ class InMemoryGraphStore:
             raise NotImplementedError("no pagerank")
         return dict(self._ranks)
 
+    def pagerank_percentiles(self) -> None:
+        """None: the ranker computes percentiles from `pagerank()`."""
+        return None
+
 
 class FakeStores:
     def __init__(self, metadata: Any, vectors: Any = None, graph: Any = None) -> None:
         self.metadata = metadata
         self.vectors = vectors
         self.graph = graph
+        self.has_vectors = True
 
 
 _TOKEN = re.compile(r"[a-z_][a-z0-9_]*")

@@ -141,7 +141,11 @@ def test_search_from_a_subdirectory_reads_the_repository_index(rails):
     below = rails / "app" / "models" / "billing"
     result = run_cli("search", "invoice charge", "--json", cwd=below, expect=0)
     assert _json(result)["results"]
-    assert run_cli("status", "--json", "--path", str(below), expect=0).json()["store"] == str(rails / ".woods")
+    status = run_cli("status", "--json", "--path", str(below), expect=0).json()
+    assert status["store"] == str(rails / ".woods")
+    # The repository is the directory holding the index, not the subdirectory the command ran in:
+    # no "built from … read at …" warning, and every indexed file is found where it was.
+    assert status["warnings"] == [] and status["root"] == str(rails)
     assert not (below / ".woods").exists()  # nothing was written where the command ran
 
 

@@ -158,11 +158,11 @@ def test_the_legs_alone_are_their_raw_rankings(tmp_path):
         py("c.gamma", "c.py", "def gamma():\n    return 'nothing here'\n"),
     ])
     search = engine(stores)
-    lexical = search.search("queue worker", mode="lexical")
+    lexical = search.search("queue worker", strategy="lexical")
     assert lexical.legs == ("lexical",) and [u.lexical for u in lexical.units] == sorted(
         (u.lexical for u in lexical.units), reverse=True)
     assert {u.summary.file_path for u in lexical.units} == {"a.py", "b.py"}  # no match, no result
-    vector = search.search("queue worker", mode="vector")
+    vector = search.search("queue worker", strategy="vector")
     assert vector.legs == ("vector",) and [u.semantic for u in vector.units] == sorted(
         (u.semantic for u in vector.units), reverse=True)
     hybrid = search.search("queue worker")

@@ -22,7 +22,7 @@ from woods.entrypoint import BLAS_ENVIRONMENT, configure_process
 from woods.errors import InputError
 from woods.freshness import file_is_stale, inside_root
 from woods.mcp_server import WoodsTools
-from woods.resolve import NameIndex
+from woods.resolve import NameTable
 from woods.retrieval.candidates import StoreError
 from woods.store.index import IndexStores
 from woods.store.metadata import FileRow
@@ -126,7 +126,7 @@ def test_resolve_state_does_not_outlive_close(tmp_path):
         assert ix.resolve("Subscription").status == "resolved"
     del ix
     gc.collect()
-    assert [o for o in gc.get_objects() if isinstance(o, NameIndex)] == []
+    assert [o for o in gc.get_objects() if isinstance(o, NameTable)] == []
 
 
 def test_recent_as_a_string_is_refused_not_split_into_letters(tmp_path):

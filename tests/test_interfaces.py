@@ -22,7 +22,7 @@ from tests.helpers import SAMPLE_REPO, Location, index_with_fake, run_cli, write
 from woods import cli, limits
 from woods.api import AmbiguousIdentifierError, Index, UnitNotFoundError
 from woods.mcp_server import STRATEGIES, TOOLS_BY_NAME, RecentRing, WoodsTools
-from woods.retrieval.executor import STRATEGIES as ENGINE_STRATEGIES
+from woods.retrieval.ruby.executor import STRATEGIES as ENGINE_STRATEGIES
 
 # SAMPLE_REPO plus two models whose superclass, ApplicationRecord, the repository never defines:
 # ApplicationRecord is a node of the graph but not a unit.

@@ -9,19 +9,21 @@ import pytest
 from tests.helpers import copy_fixture
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.indexing import index_repository
-from woods.retrieval.executor import SearchExecutor, matched_fields_for
+from woods.retrieval.ruby.executor import SearchExecutor, matched_fields_for
 from woods.store.index import IndexStores
 
 
 class RecordByRecord:
-    """The metadata store without `keyword_fields`: forces the decode-every-record path."""
+    """The metadata store answering `keyword_fields` with None (it computes no matched fields):
+    forces the decode-every-record path."""
 
     def __init__(self, store) -> None:
         self._store = store
 
+    def keyword_fields(self, keyword):
+        return None
+
     def __getattr__(self, name):
-        if name == "keyword_fields":
-            raise AttributeError(name)
         return getattr(self._store, name)
 
 

@@ -16,7 +16,7 @@ from woods.resolve import (
     MAX_CANDIDATES,
     SEARCH_MIN_DEPTH,
     Candidate,
-    NameIndex,
+    NameTable,
     ResolveMethod,
     ResolveOutcome,
     ResolveStatus,
@@ -586,22 +586,18 @@ def test_index_files_byte_identical_after_resolving(tmp_path):
 
 
 def test_name_index_is_read_from_the_generation(index, tmp_path):
-    first = NameIndex.from_metadata(index.metadata)
+    first = NameTable.from_metadata(index.metadata)
     assert first.by_identifier["Shared"] and len(first.by_identifier["Shared"]) == 2
     other = build(tmp_path / "other", UNITS[:3])
     try:
-        assert set(NameIndex.from_metadata(other.metadata).by_identifier) == {u.identifier for u in UNITS[:3]}
+        assert set(NameTable.from_metadata(other.metadata).by_identifier) == {u.identifier for u in UNITS[:3]}
     finally:
         other.close()
 
 
-def test_name_index_from_records_matches_sql_path(index):
-    class RecordsOnly:
-        def all_records(self):
-            return index.metadata.all_records()
-
-    via_records = NameIndex.from_metadata(RecordsOnly())
-    via_sql = NameIndex.from_metadata(index.metadata)
+def test_name_table_from_records_matches_the_columns(index):
+    via_records = NameTable.from_records(index.metadata.all_records())
+    via_sql = NameTable.from_metadata(index.metadata)
     assert via_records.by_identifier == via_sql.by_identifier
     assert via_records.files == via_sql.files
 

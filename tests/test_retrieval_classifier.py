@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from woods.retrieval.classifier import STOP_WORDS, QueryClassifier, extract_keywords, select_strategy
+from woods.retrieval.ruby.classifier import STOP_WORDS, QueryClassifier, extract_keywords, select_strategy
 
 classify = QueryClassifier().classify
 

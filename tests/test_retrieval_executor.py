@@ -14,8 +14,8 @@ from tests.retrieval_fakes import (
     make_record,
 )
 from woods.retrieval.candidates import Candidate
-from woods.retrieval.classifier import QueryClassifier
-from woods.retrieval.executor import SearchExecutor, bound_candidates, camelize, hybrid_order
+from woods.retrieval.ruby.classifier import QueryClassifier
+from woods.retrieval.ruby.executor import SearchExecutor, bound_candidates, camelize, hybrid_order
 from woods.store.identity import typed_key
 
 classify = QueryClassifier().classify

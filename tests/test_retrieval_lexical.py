@@ -8,7 +8,7 @@ import pytest
 
 from tests.retrieval_fakes import InMemoryMetadataStore, make_record
 from woods.retrieval.candidates import Candidate
-from woods.retrieval.lexical import HEADER, TRUNCATED_MARKER, LexicalAssembler, LexicalIndex, tokenize
+from woods.retrieval.ruby.lexical import HEADER, TRUNCATED_MARKER, BM25FSnapshot, LexicalAssembler, tokenize
 from woods.store.identity import typed_key
 
 
@@ -26,8 +26,8 @@ def test_tokenize(text: str, terms: list[str]) -> None:
     assert tokenize(text) == terms
 
 
-def index(records) -> LexicalIndex:
-    return LexicalIndex(InMemoryMetadataStore(records))
+def index(records) -> BM25FSnapshot:
+    return BM25FSnapshot(InMemoryMetadataStore(records))
 
 
 def test_bm25f_score_matches_the_formula() -> None:

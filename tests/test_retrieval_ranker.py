@@ -8,7 +8,7 @@ import pytest
 
 from tests.retrieval_fakes import InMemoryGraphStore, InMemoryMetadataStore, make_record
 from woods.retrieval.candidates import Candidate, Classification
-from woods.retrieval.ranker import WEIGHTS, Ranker, normalize, rrf_merge, ruby_sum
+from woods.retrieval.ruby.ranker import WEIGHTS, Ranker, normalize, rrf_merge, ruby_sum
 from woods.store.identity import typed_key
 
 PLAIN = Classification("understand", "focused", None, False, ())

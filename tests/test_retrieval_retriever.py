@@ -34,7 +34,7 @@ EDGES = [("Billing::Payment", "Billing::Invoice"), ("ChargeJob", "Billing::Payme
 def retriever(mode: str = "semantic") -> tuple[Retriever, CountingFactory]:
     stores, embedder = build_fake_index(RECORDS, EDGES)
     factory = CountingFactory(embedder)
-    return Retriever(stores, factory, mode=mode, profile="ruby"), factory
+    return Retriever(stores, factory, mode=mode, profile="ruby", promote_exact=False), factory
 
 
 @pytest.mark.parametrize("query", ["", "   \n\t", None, 42, "x" * 8193, "é" * 4097])

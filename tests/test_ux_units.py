@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from woods.api.location import find_store, locate_store, repository_root
 from woods.diagram import module_diagram, walk_diagram
 from woods.errors import IndexNotFoundError, InputError
 from woods.filters import UnknownLanguageError, file_filter, known_languages, language_named
-from woods.locate import find_store, locate_store, repository_root
 from woods.snippets import best_line, dedent_unit, first_line_indent, match_spans, snippet, snippet_terms
 from woods.suggest import closest, edit_distance, max_distance, unknown_type_message
 from woods.terminal import highlight, paint, use_color
@@ -181,7 +181,7 @@ def test_colour_follows_the_terminal_no_color_and_the_choice():
     assert highlight("charge it", ((0, 6),), False) == "charge it"
 
 
-# -- woods.locate ------------------------------------------------------------------------------------------
+# -- woods.api.location ------------------------------------------------------------------------------------
 
 
 def test_the_nearest_index_up_to_the_repository_root(tmp_path: Path):

@@ -34,9 +34,8 @@ from woods import limits
 from woods.errors import InputError, WoodsError
 
 if TYPE_CHECKING:
-    from woods.api import GraphNeighbor, Index, SearchResult, UnitRecord
+    from woods.api import GraphNeighbor, Index, IndexSummary, Progress, SearchResult, UnitRecord
     from woods.embedding.provider import EmbeddingProvider
-    from woods.indexing import IndexSummary, Progress
 
 JSON_SCHEMA_VERSION = 1
 # Kept under its old name for callers; the value (and why) lives in woods.limits.
@@ -172,33 +171,14 @@ def _emit_json(payload: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps({"schema_version": JSON_SCHEMA_VERSION, **payload}, ensure_ascii=False) + "\n")
 
 
-def _store_dir(path: Path | None, store: str | None, repo: str | None = None, *, must_exist: bool = True) -> Path | str:
-    """The index a reading command opens: `--store` (a directory or a PostgreSQL URL), else the
-    nearest `.woods` at or above PATH (default: the working directory), up to the repository root
-    (`woods.locate`). Without one: IndexNotFoundError naming the directory to index, or
-    (`must_exist=False`, the MCP server, whose `reindex` builds it) PATH/.woods."""
-    from woods.locate import find_store, locate_store
-    from woods.store.backend import is_server_url
-    from woods.store.index import store_dir_for
-
-    if path is not None and store is not None:
-        raise InputError("pass either --path or --store, not both")
-    if is_server_url(store):
-        return str(store)
-    if repo is not None:
-        raise InputError("--repo selects a repository of a PostgreSQL store; pass --store postgresql://…")
-    if store is not None:
-        return Path(store)
-    if must_exist:
-        return locate_store(path)
-    return find_store(path) or store_dir_for(path, None)
-
-
 def _open_index(path: Path | None, store: str | None, repo: str | None = None, exact: bool = False) -> Index:
-    from woods.api import Index
+    """The index a reading command opens, found by the library's resolver (`woods.api.locate_index`:
+    `--store`, else the nearest `.woods` at or above PATH, up to the repository root)."""
+    from woods.api import Index, locate_index
 
+    where = locate_index(path, store, repo)
     # The repository given is the root files are read from (a copied or moved one included).
-    return Index(_store_dir(path, store, repo), repo=repo, exact=exact, one_shot=True, root=path if store is None else None)
+    return Index(where.store, repo=repo, exact=exact, one_shot=True, root=where.root)
 
 
 def _warn(warnings: list[str]) -> None:
@@ -221,7 +201,7 @@ GlobOpt = Annotated[list[str] | None, typer.Option(
 
 
 def _complete_language(incomplete: str) -> list[str]:
-    from woods.filters import known_languages
+    from woods.api import known_languages
 
     return [name for name in known_languages() if name.startswith(incomplete)]
 
@@ -545,7 +525,7 @@ def status(
     """
 
     def action() -> int:
-        from woods.indexing.resume import describe_vector_state
+        from woods.api import describe_vector_state
 
         with _open_index(path, store, repo) as opened:
             current = opened.status(globs=globs, langs=langs)
@@ -652,7 +632,7 @@ def resolve(
         if as_json:
             _emit_json(outcome.to_dict())
         else:
-            from woods.resolve import DID_YOU_MEAN
+            from woods.api import DID_YOU_MEAN
 
             sys.stdout.write(outcome.format_human().rstrip("\n") + "\n")
             _warn([w for w in outcome.warnings if not w.startswith(DID_YOU_MEAN)])  # shown above
@@ -894,14 +874,14 @@ def mcp(path: PathOpt = None, store: StoreOpt = None, repo: RepoOpt = None, debu
     """
 
     def action() -> int:
+        from woods.api import locate_index
         from woods.entrypoint import contextual_factory_from_environment, provider_factory_from_environment
         from woods.mcp_server import serve
 
-        where = _store_dir(path, store, repo, must_exist=False)
         # The repository is the found index's directory (walking up from a subdirectory), so
         # `reindex` rebuilds that repository and not the subdirectory.
-        root = None if store else (where.parent if isinstance(where, Path) else (path or Path.cwd()).resolve())
-        serve(where, root=root, provider_factory=provider_factory_from_environment(),
+        where = locate_index(path, store, repo, must_exist=False)
+        serve(where.store, root=where.root, provider_factory=provider_factory_from_environment(),
               contextual_factory=contextual_factory_from_environment(None), repo=repo)
         return 0
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from woods.errors import InputError
+from woods.errors import UnknownLanguageError as UnknownLanguageError
 
 # Spellings people type for a language that are neither its name nor one of its file extensions.
 LANGUAGE_NICKNAMES: dict[str, str] = {
@@ -42,10 +43,6 @@ LANGUAGE_NICKNAMES: dict[str, str] = {
     "hs": "haskell",
     "ex": "elixir",
 }
-
-
-class UnknownLanguageError(InputError):
-    """A `--lang` value names no language woods indexes."""
 
 
 def known_languages() -> tuple[str, ...]:

@@ -24,14 +24,14 @@ DROP_WHEN_UNRESOLVED = frozenset({"calls", "code_reference", "render", "redirect
 
 
 @dataclass(frozen=True, slots=True)
-class NameIndex:
+class LinkTargets:
     """Identifier → storage keys, plus path-prefix aliases (Go module path → directory)."""
 
     keys_by_identifier: Mapping[str, Sequence[str]]
     prefix_aliases: Mapping[str, str]
 
     @classmethod
-    def build(cls, keyed_units: Iterable[tuple[str, Unit]], prefix_aliases: Mapping[str, str] | None = None) -> NameIndex:
+    def build(cls, keyed_units: Iterable[tuple[str, Unit]], prefix_aliases: Mapping[str, str] | None = None) -> LinkTargets:
         keys: dict[str, list[str]] = defaultdict(list)
         for key, unit in keyed_units:
             keys[unit.identifier].append(key)
@@ -71,7 +71,7 @@ class LinkedEdge:
     ordinal: int
 
 
-def link_unit(key: str, unit: Unit, names: NameIndex) -> tuple[Unit, list[LinkedEdge]]:
+def link_unit(key: str, unit: Unit, names: LinkTargets) -> tuple[Unit, list[LinkedEdge]]:
     """The unit with its dependencies rewritten to resolved targets, and its edges.
 
     Self-references are dropped; (target, via) pairs are de-duplicated keeping the first.
@@ -91,7 +91,7 @@ def link_unit(key: str, unit: Unit, names: NameIndex) -> tuple[Unit, list[Linked
     return linked, edges_of(key, linked, names)
 
 
-def edges_of(key: str, unit: Unit, names: NameIndex) -> list[LinkedEdge]:
+def edges_of(key: str, unit: Unit, names: LinkTargets) -> list[LinkedEdge]:
     """Edges of a unit whose dependencies are final (already linked, or verbatim corpus units)."""
     edges = []
     for ordinal, dep in enumerate(unit.dependencies):

@@ -34,14 +34,23 @@ from woods.api import (
     UnitNotFoundError,
     UnitRecord,
     build_index,
+    store_label,
+    store_spec,
 )
-from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError, InputError, LockTimeoutError
+from woods.errors import (
+    CorruptIndexError,
+    IndexingError,
+    IndexNotFoundError,
+    InputError,
+    LockTimeoutError,
+    StoreError,
+)
 
 if TYPE_CHECKING:
     from mcp.server import Server, ServerRequestContext
 
+    from woods.api import IndexSummary
     from woods.embedding.provider import EmbeddingProvider
-    from woods.indexing import IndexSummary
 
 SERVER_NAME = "woods"
 # Every bound and default comes from woods.limits (rationale there), so a tool accepts exactly
@@ -373,11 +382,8 @@ class WoodsTools:
         contextual_factory: Callable[[], EmbeddingProvider] | None = None,
         repo: str | None = None,
     ) -> None:
-        from woods.store.backend import is_server_url
-        from woods.store.pg_connect import redact
-
-        self.store_dir: Path | str = str(store_dir) if is_server_url(store_dir) else Path(store_dir)
-        self.store_label = redact(self.store_dir) if isinstance(self.store_dir, str) else str(self.store_dir)
+        self.store_dir: Path | str = store_spec(store_dir)
+        self.store_label = store_label(self.store_dir)
         self.repo = repo
         self.root = root
         self.recent = RecentRing()
@@ -442,8 +448,6 @@ class WoodsTools:
         except InputError as exc:
             body = ToolError("invalid_argument", str(exc)).body()
         except Exception as exc:  # the server never dies on one call
-            from woods.retrieval.candidates import StoreError
-
             if isinstance(exc, StoreError):
                 body = ToolError("degraded_index", str(exc), degraded=True, phase="query", stores=[exc.store]).body()
             else:
@@ -776,13 +780,12 @@ def serve(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """`python -m woods.mcp_server [--path REPO | --store DIR|URL] [--repo NAME]` (what `woods mcp` runs)."""
+    from woods.api import locate_index
     from woods.entrypoint import (
         configure_process,
         contextual_factory_from_environment,
         provider_factory_from_environment,
     )
-    from woods.store.backend import is_server_url
-    from woods.store.index import store_dir_for
 
     configure_process()
     parser = argparse.ArgumentParser(prog="woods mcp", description="Serve a woods index to MCP clients over stdio.")
@@ -796,18 +799,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         provider_factory = provider_factory_from_environment()
         contextual_factory = contextual_factory_from_environment(None)
+        # The index `woods mcp` serves for the same arguments (`woods.api.locate_index`): the
+        # nearest .woods at or above --path, else --path/.woods, built by the first `reindex`.
+        location = locate_index(args.path, args.store, args.repo, must_exist=False)
     except InputError as exc:
         parser.error(str(exc))
-    root = (args.path or Path.cwd()).resolve() if args.store is None else None
-    if is_server_url(args.store):
-        serve(args.store, root=None, provider_factory=provider_factory, contextual_factory=contextual_factory,
-              repo=args.repo)
-        return
-    if args.repo is not None:
-        parser.error("--repo selects a repository of a PostgreSQL store; pass --store postgresql://…")
-    store = Path(args.store) if args.store is not None else None
-    serve(store_dir_for(args.path, store), root=root, provider_factory=provider_factory,
-          contextual_factory=contextual_factory)
+    serve(location.store, root=location.root, provider_factory=provider_factory, contextual_factory=contextual_factory,
+          repo=args.repo)
 
 
 if __name__ == "__main__":

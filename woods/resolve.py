@@ -60,17 +60,33 @@ import math
 import re
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from woods import limits
 from woods.errors import InputError
 from woods.paths import EXAMPLE, FIXTURE, TEST, identifier_roles, path_roles, roles_asked_for
 from woods.resolve_parse import ContainerKind, StructuredRef, kind_types, parse_reference
+from woods.store.contracts import (
+    Graph,
+    GraphReader,
+    IndexMetadata,
+    OpenIndex,
+    UnitCatalogue,
+    UnitReader,
+    UnitRow,
+    UnitVectorSearch,
+    VectorHit,
+)
 from woods.store.identity import CHUNK_SUFFIX, TYPED_KEY_PREFIX, key_parts, public_identifier, strip_chunk
 from woods.suggest import MAX_SUGGESTIONS, closest, unknown_type_message
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from woods.embedding.provider import QueryEmbedder
 
 # The bounds every interface shares live in woods.limits (rationale there).
 MAX_REF_BYTES = limits.MAX_REF_BYTES
@@ -304,7 +320,7 @@ def stable_id(unit_type: str, identifier: str, file_path: str) -> str:
     return hashlib.sha256(f"{unit_type}\0{identifier}\0{file_path}".encode()).hexdigest()
 
 
-# -- the in-memory name index ---------------------------------------------------------------------
+# -- the in-memory name table ---------------------------------------------------------------------
 
 
 class NameEntry(NamedTuple):
@@ -324,7 +340,10 @@ class NameEntry(NamedTuple):
         return Candidate(self.identifier, self.type, self.file_path, self.line_start, self.line_end, score)
 
 
-def _entry(key: Any, identifier: Any, unit_type: Any, file_path: Any, start: Any, end: Any, parent: Any) -> NameEntry:
+def _entry(
+    key: object, identifier: object, unit_type: object, file_path: object, start: int | None, end: int | None,
+    parent: object,
+) -> NameEntry:
     name = str(identifier)
     return NameEntry(
         str(key), name, str(unit_type), str(file_path or ""), int(start or 0), int(end or 0),
@@ -332,7 +351,7 @@ def _entry(key: Any, identifier: Any, unit_type: Any, file_path: Any, start: Any
     )
 
 
-def _entry_from_record(record: dict[str, Any]) -> NameEntry:
+def _entry_from_record(record: UnitRow) -> NameEntry:
     return _entry(
         record.get("id") or record["identifier"],
         record["identifier"],
@@ -345,7 +364,7 @@ def _entry_from_record(record: dict[str, Any]) -> NameEntry:
 
 
 @dataclass(frozen=True, slots=True)
-class NameIndex:
+class NameTable:
     """Every unit by exact identifier and by normalised last segment, plus the indexed files.
 
     Built once per index generation (generations are immutable, so the cache never goes stale).
@@ -357,7 +376,7 @@ class NameIndex:
     build_seconds: float
 
     @classmethod
-    def build(cls, entries: Iterable[NameEntry]) -> NameIndex:
+    def build(cls, entries: Iterable[NameEntry]) -> NameTable:
         started = time.perf_counter()
         by_identifier: dict[str, list[NameEntry]] = defaultdict(list)
         by_last: dict[str, list[NameEntry]] = defaultdict(list)
@@ -375,28 +394,23 @@ class NameIndex:
         )
 
     @classmethod
-    def from_metadata(cls, metadata: Any) -> NameIndex:
-        """From the unit columns when the store has them (SQLite, PostgreSQL: no JSON decoding of
-        source text), else from `all_records()`."""
+    def from_metadata(cls, metadata: UnitCatalogue) -> NameTable:
+        """From the store's unit columns (`name_rows`: no record or source text decoded)."""
         started = time.perf_counter()
-        conn = getattr(metadata, "_conn", None)
-        name_rows = getattr(metadata, "name_rows", None)
-        if callable(name_rows):  # the PostgreSQL store reads the same columns
-            entries = [_entry(*row) for row in name_rows()]
-        elif conn is not None:
-            rows = conn.execute(
-                "SELECT key, identifier, type, file_path, line_start, line_end, parent FROM units ORDER BY rowid"
-            )
-            entries = [_entry(*row) for row in rows]
-        else:
-            entries = [_entry_from_record(r) for r in metadata.all_records()]
-        index = cls.build(entries)
-        return cls(index.by_identifier, index.by_last, index.files, time.perf_counter() - started)
+        table = cls.build(_entry(*row) for row in metadata.name_rows())
+        return cls(table.by_identifier, table.by_last, table.files, time.perf_counter() - started)
+
+    @classmethod
+    def from_records(cls, records: Iterable[UnitRow]) -> NameTable:
+        """From unit records (a store of records only); the same table `from_metadata` builds."""
+        started = time.perf_counter()
+        table = cls.build(_entry_from_record(r) for r in records)
+        return cls(table.by_identifier, table.by_last, table.files, time.perf_counter() - started)
 
 
-def name_index_for(stores: Any) -> NameIndex:
-    """The name index of `stores`, built now (a warm handle keeps one per generation: `Index`)."""
-    return NameIndex.from_metadata(stores.metadata)
+def name_table_for(stores: OpenIndex) -> NameTable:
+    """The name table of `stores`, built now (a warm handle keeps one per generation: `Index`)."""
+    return NameTable.from_metadata(stores.metadata)
 
 
 # -- validation -----------------------------------------------------------------------------------
@@ -420,7 +434,7 @@ def validate_ref(ref: object) -> str:
     return text
 
 
-def _validate_type(metadata: Any, unit_type: object) -> str | None:
+def _validate_type(metadata: UnitReader, unit_type: object) -> str | None:
     if unit_type is None:
         return None
     if not isinstance(unit_type, str) or not unit_type.strip():
@@ -572,9 +586,9 @@ def _collapse(entries: Sequence[NameEntry]) -> tuple[list[NameEntry], list[NameE
 class _Context:
     """Per-call state: the stores, the type filter, and the name index (built only when needed)."""
 
-    def __init__(self, stores: Any, unit_type: str | None, text: str = "", names: NameIndex | None = None) -> None:
+    def __init__(self, stores: OpenIndex, unit_type: str | None, text: str = "", names: NameTable | None = None) -> None:
         self.stores = stores
-        self.metadata = stores.metadata
+        self.metadata: IndexMetadata = stores.metadata
         self.unit_type = unit_type
         self.prefer_library = not asks_for_set_aside_code(text)
         self._names = names
@@ -595,9 +609,9 @@ class _Context:
         return _decide(method, unique, confidence)
 
     @property
-    def names(self) -> NameIndex:
+    def names(self) -> NameTable:
         if self._names is None:
-            self._names = NameIndex.from_metadata(self.metadata)
+            self._names = NameTable.from_metadata(self.metadata)
         return self._names
 
     def keep(self, entries: Iterable[NameEntry]) -> list[NameEntry]:
@@ -605,7 +619,7 @@ class _Context:
             return list(entries)
         return [e for e in entries if e.type == self.unit_type]
 
-    def records(self, records: Iterable[dict[str, Any] | None]) -> list[NameEntry]:
+    def records(self, records: Iterable[UnitRow | None]) -> list[NameEntry]:
         return self.keep(_entry_from_record(r) for r in records if r)
 
 
@@ -640,8 +654,7 @@ def _relative_path(ctx: _Context, text: str) -> str:
     path = text
     while path.startswith("./"):
         path = path[2:]
-    manifest = getattr(ctx.stores, "manifest", None)
-    root = getattr(manifest, "root", "") if manifest is not None else ""
+    root = ctx.stores.manifest.root
     if root and path.startswith("/"):
         root_prefix = root.rstrip("/") + "/"
         if path.startswith(root_prefix):
@@ -649,7 +662,7 @@ def _relative_path(ctx: _Context, text: str) -> str:
     return path
 
 
-def _units_by_file(ctx: _Context, path: str) -> dict[str, list[dict[str, Any]]]:
+def _units_by_file(ctx: _Context, path: str) -> dict[str, list[UnitRow]]:
     """Records of the indexed file `path`, else of every indexed file ending in `/path`."""
     records = ctx.metadata.units_in_file(path)
     if records:
@@ -793,7 +806,7 @@ def _exact_stage(ctx: _Context, text: str) -> ResolveOutcome | None:
 # -- stage 3: normalized --------------------------------------------------------------------------
 
 
-def _suffix_matches(names: NameIndex, wanted: tuple[str, ...]) -> tuple[list[NameEntry], list[NameEntry]]:
+def _suffix_matches(names: NameTable, wanted: tuple[str, ...]) -> tuple[list[NameEntry], list[NameEntry]]:
     """(full-name matches, qualified-suffix matches) of normalised segments `wanted`."""
     full: list[NameEntry] = []
     suffix: list[NameEntry] = []
@@ -806,7 +819,7 @@ def _suffix_matches(names: NameIndex, wanted: tuple[str, ...]) -> tuple[list[Nam
     return full, suffix
 
 
-def _superclasses(graph: Any, identifier: str) -> list[str]:
+def _superclasses(graph: Graph, identifier: str) -> list[str]:
     """Bases and Ruby mixins (`include`/`extend`/`prepend`) of `identifier`, in extraction order."""
     return [target for target, via in graph.edges_from(identifier) if via in INHERITANCE_VIAS]
 
@@ -816,8 +829,8 @@ def _inherited(ctx: _Context, wanted: tuple[str, ...]) -> list[NameEntry]:
 
     Breadth-first over superclass edges, up to INHERITANCE_DEPTH; the first depth that defines the
     member answers (all of its definitions, so two bases defining it stay ambiguous)."""
-    graph = getattr(ctx.stores, "graph", None)
-    if graph is None or len(wanted) < 2:
+    graph = ctx.stores.graph
+    if len(wanted) < 2:
         return []
     owner_full, owner_suffix = _suffix_matches(ctx.names, wanted[:-1])
     owners = sorted({e.identifier for e in (owner_full or owner_suffix)})
@@ -884,8 +897,8 @@ def _container_identifier(target: str) -> str | None:
 def _reexport_targets(ctx: _Context, module: str, name: str, depth: int, seen: set[str]) -> list[NameEntry]:
     """Units named `name` (normalised) that `module` imports or re-exports, following chains of
     re-exports through other modules up to REEXPORT_DEPTH."""
-    graph = getattr(ctx.stores, "graph", None)
-    if graph is None or module in seen or depth > REEXPORT_DEPTH:
+    graph = ctx.stores.graph
+    if module in seen or depth > REEXPORT_DEPTH:
         return []
     seen.add(module)
     found: list[NameEntry] = []
@@ -924,7 +937,7 @@ def _is_subsequence(wanted: tuple[str, ...], segments: tuple[str, ...]) -> bool:
     return all(part in remaining for part in wanted)
 
 
-def _reexport_matches(names: NameIndex, wanted: tuple[str, ...]) -> list[NameEntry]:
+def _reexport_matches(names: NameTable, wanted: tuple[str, ...]) -> list[NameEntry]:
     """A package-level spelling of a deeper unit (`asyncio.Queue.put` → `asyncio.queues.Queue.put`,
     `flask.Flask` → `flask.app.Flask`): same first and last segment, the rest in order."""
     if len(wanted) < 2:
@@ -1085,7 +1098,7 @@ def _leads(top: float, runner_up: float) -> bool:
 
 
 def resolve(
-    stores: Any,
+    stores: OpenIndex,
     ref: object,
     *,
     type: str | None = None,  # noqa: A002 — the contract's public keyword (`--type`)
@@ -1093,7 +1106,7 @@ def resolve(
     strict: bool = False,
     recent: Sequence[str] | None = None,
     searcher: Searcher | None = None,
-    names: NameIndex | None = None,
+    names: NameTable | None = None,
 ) -> ResolveOutcome:
     """Resolve `ref` against an open index (`stores.metadata`, `.graph`; see the module docstring).
 
@@ -1137,7 +1150,7 @@ DID_YOU_MEAN = "did_you_mean:"
 MAX_SUGGESTED_UNITS = 5
 
 
-def near_names(names: NameIndex, name: str, limit: int = MAX_SUGGESTIONS) -> tuple[bool, list[list[NameEntry]]]:
+def near_names(names: NameTable, name: str, limit: int = MAX_SUGGESTIONS) -> tuple[bool, list[list[NameEntry]]]:
     """(defined, closest): whether a unit's last segment is `name` up to case, `_`/`-`, camel case
     and arity (`make_response`, `makeResponse`, `send_resp/3`); when none is, the units of the
     `limit` names nearest to it by edit distance (`woods.suggest`), nearest name first, each
@@ -1160,14 +1173,13 @@ def display_name(entry: NameEntry) -> str:
     return segments[-1] if segments else entry.identifier
 
 
-def missing_name_warning(stores: Any, name: str, names: Callable[[], NameIndex] | None = None) -> str | None:
+def missing_name_warning(stores: OpenIndex, name: str, names: Callable[[], NameTable] | None = None) -> str | None:
     """`no unit named 'X'; closest: a, b` when no unit is named `name` (see `near_names`), else
-    None. The exact spelling is looked up first, so the name index is asked for only on a miss
+    None. The exact spelling is looked up first, so the name table is asked for only on a miss
     (`names`: the caller's, e.g. a warm handle's per-generation one; else built here)."""
-    find_by_name = getattr(stores.metadata, "find_by_name", None)
-    if callable(find_by_name) and find_by_name(name, limit=1):
+    if stores.metadata.find_by_name(name, limit=1):
         return None
-    defined, groups = near_names(names() if names is not None else name_index_for(stores), name)
+    defined, groups = near_names(names() if names is not None else name_table_for(stores), name)
     if defined:
         return None
     shown = list(dict.fromkeys(display_name(entries[0]) for entries in groups if entries))
@@ -1246,7 +1258,7 @@ def _implementation_of_stub(ctx: _Context, outcome: ResolveOutcome) -> ResolveOu
     records = ctx.metadata.units_in_file(path)
     base = _STUB_SUFFIX.sub("", outcome.identifier or "")
 
-    def is_stub(record: dict[str, Any]) -> bool:
+    def is_stub(record: UnitRow) -> bool:
         return bool((record.get("metadata") or {}).get("overload"))
 
     resolved = next((r for r in records if r.get("identifier") == outcome.identifier
@@ -1269,39 +1281,60 @@ def _implementation_of_stub(ctx: _Context, outcome: ResolveOutcome) -> ResolveOu
 
 class _CosineFloorVectors:
     """A vector store whose `search` and `search_units` drop hits below a cosine floor (before
-    any fusion)."""
+    any fusion); everything else is the store's own."""
 
-    def __init__(self, vectors: Any, floor: float) -> None:
+    def __init__(self, vectors: UnitVectorSearch, floor: float) -> None:
         self._vectors = vectors
         self._floor = floor
+        self.dimension = vectors.dimension
 
-    def search(self, vector: Any, limit: int, types: Any = None, keys: Any = None) -> list[Any]:
+    def search(
+        self, vector: np.ndarray, limit: int, types: Collection[str] | None = None, keys: Collection[str] | None = None
+    ) -> list[VectorHit]:
         hits = self._vectors.search(vector, limit, types=types, keys=keys)
         return [h for h in hits if h.score >= self._floor]
 
-    def search_units(self, vector: Any, limit: int) -> list[tuple[str, float]]:
+    def search_units(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
         return [(key, score) for key, score in self._vectors.search_units(vector, limit) if score >= self._floor]
 
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self._vectors, attribute)
+    def reconstruct(self, vector_ids: Sequence[int]) -> np.ndarray:
+        return self._vectors.reconstruct(vector_ids)
+
+    def vectors_for(self, vector_ids: list[int]) -> np.ndarray:
+        return self._vectors.vectors_for(vector_ids)
+
+    def count(self) -> int:
+        return self._vectors.count()
 
 
 class _CosineFloorStores:
-    """The same stores with the vector leg floored; everything else passes through untouched."""
+    """The same stores with the vector leg floored (a `SearchableIndex`); the rest untouched."""
 
-    def __init__(self, stores: Any, floor: float) -> None:
+    def __init__(self, stores: OpenIndex, floor: float) -> None:
         self._stores = stores
         self._floor = floor
         self._vectors: _CosineFloorVectors | None = None
 
     @property
-    def vectors(self) -> _CosineFloorVectors:
-        if self._vectors is None:
-            self._vectors = _CosineFloorVectors(self._stores.vectors, self._floor)
-        return self._vectors
+    def metadata(self) -> IndexMetadata:
+        return self._stores.metadata
 
-    def __getattr__(self, attribute: str) -> Any:
-        return getattr(self._stores, attribute)
+    @property
+    def graph(self) -> GraphReader:
+        return self._stores.graph
+
+    @property
+    def has_vectors(self) -> bool:
+        return self._stores.has_vectors
+
+    @property
+    def vectors(self) -> _CosineFloorVectors | None:
+        if self._vectors is None:
+            vectors = self._stores.vectors
+            if vectors is None:
+                return None
+            self._vectors = _CosineFloorVectors(vectors, self._floor)
+        return self._vectors
 
 
 # The assembler's context is thrown away here; a small budget keeps that wasted work small.
@@ -1309,7 +1342,7 @@ _SEARCH_BUDGET = limits.DISCARDED_CONTEXT_BUDGET
 
 
 def make_searcher(
-    stores: Any, embedder_factory: Callable[[], Any] | None, *, min_cosine: float = SEARCH_MIN_COSINE
+    stores: OpenIndex, embedder_factory: Callable[[], QueryEmbedder] | None, *, min_cosine: float = SEARCH_MIN_COSINE
 ) -> Searcher:
     """A `Searcher` over the hybrid retrieval engine (keyword only without an embedder); vector
     hits under `min_cosine` are dropped before fusion. Scores are the ranker's final scores."""
@@ -1345,14 +1378,14 @@ def make_searcher(
 __all__ = [
     "DID_YOU_MEAN",
     "Candidate",
-    "NameIndex",
+    "NameTable",
     "ResolveMethod",
     "ResolveOutcome",
     "ResolveStatus",
     "Searcher",
     "make_searcher",
     "missing_name_warning",
-    "name_index_for",
+    "name_table_for",
     "near_names",
     "resolve",
     "stable_id",

@@ -78,7 +78,7 @@ def _run_interruptible(
     max_file_bytes: int, poll_seconds: float,
 ) -> bool:
     """Run one re-index that stops when the tree changes from `indexed`; False when it stopped."""
-    from woods.indexing.generation import EmbeddingCancelled
+    from woods.errors import EmbeddingCancelled
 
     last_poll = [time.monotonic()]
 

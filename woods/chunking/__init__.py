@@ -30,8 +30,8 @@ from woods.chunking.chunks import (
 )
 from woods.chunking.semantic import SEMANTIC_UNIT_TYPES, semantic_unit_chunks
 from woods.chunking.splitter import Splitter, member_line_ranges, segment_pieces
-from woods.embedding.provider import InputTooLongError
 from woods.embedding.text import embedding_text, unit_embedding_prefix
+from woods.errors import InputTooLongError
 from woods.units import DOCUMENT_TYPE, Unit
 
 __all__ = ["CHUNK_PART", "CHUNK_SKELETON", "CHUNK_WHOLE", "Chunk", "TokenCounter", "chunk_id", "chunk_unit",

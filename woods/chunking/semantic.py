@@ -28,8 +28,8 @@ from typing import Literal
 
 from woods.chunking.chunks import CHUNK_WHOLE, Chunk, TokenCounter, chunk_id
 from woods.chunking.splitter import Splitter
-from woods.embedding.provider import InputTooLongError
 from woods.embedding.text import embedding_text, unit_embedding_prefix
+from woods.errors import InputTooLongError
 from woods.units import Unit
 
 MethodDetection = Literal["ast", "lines"]

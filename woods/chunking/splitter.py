@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from woods.chunking.chunks import TokenCounter
-from woods.embedding.provider import InputTooLongError
 from woods.embedding.text import embedding_text
+from woods.errors import InputTooLongError
 from woods.units import Unit
 
 # First guess of a slice's length when cutting a long line: code averages 3-4 characters per

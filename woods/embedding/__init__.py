@@ -6,8 +6,8 @@ its first text; the numpy query encoder never loads them.
 
 from woods.embedding.encoder import MINILM_MODEL_ID, NumpyMiniLMEncoder, minilm_model_dir
 from woods.embedding.fake import FakeEmbeddingProvider
-from woods.embedding.provider import EmbeddingProvider, InputTooLongError, l2_normalize_rows
-from woods.embedding.replay import ReplayEmbeddingProvider, ReplayMissError
+from woods.embedding.provider import EmbeddingProvider, l2_normalize_rows
+from woods.embedding.replay import ReplayEmbeddingProvider
 from woods.embedding.sentence import SentenceTransformerProvider
 from woods.embedding.text import (
     embedding_prefix,
@@ -15,6 +15,7 @@ from woods.embedding.text import (
     unit_embedding_prefix,
     unit_embedding_text,
 )
+from woods.errors import InputTooLongError, ReplayMissError
 
 __all__ = [
     "MINILM_MODEL_ID",

@@ -16,23 +16,17 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from woods.errors import InputTooLongError as InputTooLongError
+
 # Read files in 1 MiB blocks when fingerprinting: large enough to be I/O bound, small in memory.
 _FINGERPRINT_BLOCK_BYTES = 1 << 20
 
 
-class InputTooLongError(ValueError):
-    """A text has more tokens than the provider accepts.
+class QueryEmbedder(Protocol):
+    """What retrieval asks of an embedder at query time: one text's vector (the shape and
+    normalisation of `EmbeddingProvider.embed`)."""
 
-    Providers never truncate silently: a truncated text would be stored under a vector that does not
-    describe it. The chunker keeps every text within `max_input_tokens`, so this only fires on a bug
-    or on a caller that skipped chunking.
-    """
-
-    def __init__(self, tokens: int, limit: int, text: str = "") -> None:
-        self.tokens = tokens
-        self.limit = limit
-        preview = text[:60].replace("\n", "\\n")
-        super().__init__(f"input has {tokens} tokens, the limit is {limit}: {preview!r}")
+    def embed(self, text: str) -> np.ndarray: ...
 
 
 @runtime_checkable

@@ -14,20 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from woods.errors import ReplayMissError as ReplayMissError
 from woods.units import sha256_hex
 
 # Name used when the vectors file does not say which model produced it.
 _UNKNOWN_MODEL = "replay"
-
-
-class ReplayMissError(LookupError):
-    """No captured vector exists for a text (the text differs from what was captured)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.sha256 = sha256_hex(text)
-        preview = text[:60]
-        super().__init__(f"no replay vector for text sha256={self.sha256} starting {preview!r}")
 
 
 class ReplayEmbeddingProvider:

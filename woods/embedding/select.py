@@ -21,8 +21,7 @@ from woods.errors import CorruptIndexError, InputError
 if TYPE_CHECKING:
     import numpy as np
 
-    from woods.embedding.provider import EmbeddingProvider
-    from woods.retrieval.executor import Embedder
+    from woods.embedding.provider import EmbeddingProvider, QueryEmbedder
 
 STATIC_EMBEDDER = "static"  # the base embedder of every index: woods's own static model
 CONTEXTUAL_EMBEDDER = "minilm"  # the contextual one: the packaged all-MiniLM-L6-v2 (an extra)
@@ -126,7 +125,7 @@ def is_default_base(embedder: dict[str, Any]) -> bool:
     return is_static_model(str(embedder.get("name", "")))
 
 
-def query_embedder(embedder: dict[str, Any], one_shot: bool = False) -> Embedder:
+def query_embedder(embedder: dict[str, Any], one_shot: bool = False) -> QueryEmbedder:
     """A query-time embedder producing vectors compatible with an index built by `embedder`.
 
     `one_shot`: the process asks one question (a CLI run), so for MiniLM the encoder that loads
@@ -184,7 +183,7 @@ class _SizedEmbedder(Protocol):
     def embed(self, text: str) -> np.ndarray: ...
 
 
-def _checked(encoder: _SizedEmbedder, embedder: dict[str, Any]) -> Embedder:
+def _checked(encoder: _SizedEmbedder, embedder: dict[str, Any]) -> QueryEmbedder:
     """The encoder, when it makes vectors of the index's dimension (else CorruptIndexError)."""
     if int(encoder.dimension) != int(embedder["dimension"]):
         raise CorruptIndexError(

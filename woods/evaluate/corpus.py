@@ -10,19 +10,22 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from woods.errors import InputError
+from woods.errors import CorpusError as CorpusError
 from woods.units import Dependency, Unit
 
+if TYPE_CHECKING:
+    from woods.embedding.replay import ReplayEmbeddingProvider
+    from woods.store.contracts import IndexMetadata, UnitRow
+    from woods.store.graph import DependencyGraph
+    from woods.store.index import IndexStores
+    from woods.store.vectors import FaissVectorStore
+
 CORPUS_LANGUAGE = "ruby"  # the bench corpus is a Rails application
-
-
-class CorpusError(InputError):
-    """A corpus file is missing or not in the corpus.json shape."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,7 @@ def load_corpus(path: str | os.PathLike[str]) -> Corpus:
     return Corpus(str(data.get("name") or Path(path).stem), units, tuple(data.get("queries") or ()))
 
 
-def build_corpus_index(corpus: Corpus, vectors_path: str | os.PathLike[str], store_dir: Path) -> Any:
+def build_corpus_index(corpus: Corpus, vectors_path: str | os.PathLike[str], store_dir: Path) -> IndexStores:
     """Write an index of the corpus units with replayed vectors and open it (IndexStores)."""
     from woods.embedding.replay import ReplayEmbeddingProvider
     from woods.indexing import build_index_from_units
@@ -91,34 +94,39 @@ class BenchRecordView:
     """
 
     HIDDEN_FIELD = "dependents"
-    # The store's in-SQL matched-field search sees `dependents`; keep the executor on `search`.
-    keyword_fields = None
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: IndexMetadata) -> None:
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
 
-    def _shape(self, record: dict[str, Any]) -> dict[str, Any]:
+    def _shape(self, record: UnitRow) -> UnitRow:
         if self.HIDDEN_FIELD not in record:
             return record
-        return {**record, self.HIDDEN_FIELD: []}
+        shaped = record.copy()
+        shaped["dependents"] = []
+        return shaped
 
-    def find(self, key: str) -> dict[str, Any] | None:
+    def find(self, key: str) -> UnitRow | None:
         record = self._store.find(key)
         return None if record is None else self._shape(record)
 
-    def find_batch(self, keys: Any) -> dict[str, Any]:
+    def find_batch(self, keys: Iterable[str]) -> dict[str, UnitRow]:
         return {k: self._shape(v) for k, v in self._store.find_batch(keys).items()}
 
-    def find_by_identifier(self, identifier: str) -> list[dict[str, Any]]:
+    def find_by_identifier(self, identifier: str) -> list[UnitRow]:
         return [self._shape(r) for r in self._store.find_by_identifier(identifier)]
 
-    def find_by_type(self, unit_type: str) -> list[dict[str, Any]]:
+    def find_by_type(self, unit_type: str) -> list[UnitRow]:
         return [self._shape(r) for r in self._store.find_by_type(unit_type)]
 
-    def search(self, query: str, fields: Any = None) -> list[dict[str, Any]]:
+    def keyword_fields(self, keyword: str) -> None:
+        """None: the store's in-SQL matched-field search sees `dependents`, so the executor derives
+        matched fields from `search` (`KeywordSearch.keyword_fields`)."""
+        return None
+
+    def search(self, query: str, fields: Sequence[str] | None = None) -> list[UnitRow]:
         from woods.store.base import UNSEARCHED_FIELDS
 
         needle = query.lower()
@@ -137,30 +145,36 @@ class BenchRecordView:
 
 @dataclass
 class BenchStores:
-    """Real stores with the bench record view over the metadata (see BenchRecordView)."""
+    """Real stores with the bench record view over the metadata (see BenchRecordView): a
+    `SearchableIndex` the retriever reads like any other."""
 
-    raw: Any
-
-    @property
-    def metadata(self) -> Any:
-        return BenchRecordView(self.raw.metadata)
+    raw: IndexStores
 
     @property
-    def vectors(self) -> Any:
+    def metadata(self) -> IndexMetadata:
+        view: IndexMetadata = BenchRecordView(self.raw.metadata)  # the rest is the store's own
+        return view
+
+    @property
+    def vectors(self) -> FaissVectorStore | None:
         return self.raw.vectors
 
     @property
-    def graph(self) -> Any:
+    def graph(self) -> DependencyGraph:
         return self.raw.graph
+
+    @property
+    def has_vectors(self) -> bool:
+        return self.raw.has_vectors
 
     def close(self) -> None:
         self.raw.close()
 
 
-def replay_factory(vectors_path: str | os.PathLike[str]) -> Any:
+def replay_factory(vectors_path: str | os.PathLike[str]) -> Callable[[], ReplayEmbeddingProvider]:
     """A zero-argument factory creating the replay provider (query vectors by SHA-256 of the query)."""
 
-    def factory() -> Any:
+    def factory() -> ReplayEmbeddingProvider:
         from woods.embedding.replay import ReplayEmbeddingProvider
 
         return ReplayEmbeddingProvider(vectors_path)

@@ -14,11 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from woods.errors import InputError
-
-
-class QuerySetError(InputError):
-    """The query-set file is missing or malformed."""
+from woods.errors import QuerySetError as QuerySetError
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,15 +17,20 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from woods.errors import QuerySetError
 from woods.evaluate import baselines as baseline_mod
 from woods.evaluate import metrics
 from woods.evaluate.corpus import BenchStores, build_corpus_index, load_corpus, replay_factory
-from woods.evaluate.queryset import EvalQuery, QuerySetError, load_query_set, parse_query
+from woods.evaluate.queryset import EvalQuery, load_query_set, parse_query
 from woods.retrieval.assembler import DEFAULT_BUDGET
 from woods.retrieval.retriever import Retriever
 from woods.store.identity import public_identifier
+
+if TYPE_CHECKING:
+    from woods.embedding.provider import QueryEmbedder
+    from woods.store.contracts import OpenIndex, SearchableIndex
 
 SCHEMA_VERSION = 1
 METRIC_NAMES = (
@@ -166,11 +171,11 @@ def _load_queries(path: str | os.PathLike[str]) -> tuple[EvalQuery, ...]:
 def run_evaluation(
     queryset_path: str | os.PathLike[str],
     *,
-    stores: Any = None,
+    stores: OpenIndex | None = None,
     corpus_path: str | os.PathLike[str] | None = None,
     vectors_path: str | os.PathLike[str] | None = None,
     budget: int | None = None,
-    embedder_factory: Callable[[], Any] | None = None,
+    embedder_factory: Callable[[], QueryEmbedder] | None = None,
     rrf_policy: str = "unit",
     with_baselines: bool = True,
     profile: str | None = None,
@@ -202,16 +207,14 @@ def run_evaluation(
             raw.close()
 
 
-def _index_embedder(stores: Any) -> Callable[[], Any] | None:
+def _index_embedder(stores: OpenIndex) -> Callable[[], QueryEmbedder]:
     """The query embedder matching the index's manifest, created only if a query needs vectors."""
-    manifest = getattr(stores, "manifest", None)
-    if manifest is None or not hasattr(manifest, "embedder"):
-        return None
+    embedder = stores.manifest.embedder
 
-    def factory() -> Any:
+    def factory() -> QueryEmbedder:
         from woods.embedding.select import query_embedder
 
-        return query_embedder(manifest.embedder)
+        return query_embedder(embedder)
 
     return factory
 
@@ -244,7 +247,7 @@ def _run(
     retriever: Retriever,
     queries: Sequence[EvalQuery],
     budget: int | None,
-    stores: Any,
+    stores: SearchableIndex,
     corpus_name: str | None,
     with_baselines: bool,
 ) -> EvaluationReport:

@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 
 from tree_sitter import Node, Query, QueryCursor, Tree
 
+from woods.errors import ParseTimeoutError as ParseTimeoutError
 from woods.extract import base
 from woods.units import FileExtraction
 
@@ -38,10 +39,6 @@ PARSE_SECONDS_PER_MB = 5.0
 # tree-sitter calls the progress callback every ~110 bytes of source (5,209 calls on 591 KB of fmtlib
 # headers); the budget is checked on one call in this many (~2 KB of parsing between checks).
 PROGRESS_CHECK_EVERY = 16
-
-
-class ParseTimeoutError(Exception):
-    """tree-sitter did not finish parsing a file within its time budget (see PARSE_SECONDS)."""
 
 
 def parse(grammar: str, source: bytes) -> Tree:

@@ -35,19 +35,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from woods.embedding.provider import EmbeddingProvider
-from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError
+from woods.errors import CorruptIndexError, IndexingError, IndexNotFoundError, SchemaMismatchError
+from woods.errors import EmbeddingCancelled as EmbeddingCancelled
 from woods.indexing.collector import paused_collector
 from woods.indexing.lexical import lexical_document
 from woods.indexing.plan import PreparedText, children_by_parent, prepare_texts
 from woods.indexing.resume import ProgressFile, ResumeCache
 from woods.indexing.summary import IndexSummary, Progress, SilentProgress, timed
 from woods.indexing.vector_cache import VectorCache, VectorSource, embedder_description
-from woods.linking import LinkedEdge, NameIndex, edges_of, link_unit
+from woods.linking import LinkedEdge, LinkTargets, edges_of, link_unit
 from woods.store import index as layout
 from woods.store.backend import LocalTarget, StoreTarget, target_for
 from woods.store.graph import compute_pagerank, pagerank_percentiles
 from woods.store.identity import assign_keys
-from woods.store.index import IndexStores, ReusableVectors, SchemaMismatchError
+from woods.store.index import IndexStores, ReusableVectors
 from woods.store.metadata import ChunkRow, ChunkWriter, FileRow, MetadataWriter
 from woods.units import Unit
 from woods.version import __version__
@@ -68,11 +69,6 @@ SMALL_EMBED_JOB = 64
 # batch), embed-batch (after the first batch reached the resume cache), vectors-write (phase 2
 # before its publish).
 _PAUSE_ENV = "WOODS_TEST_PAUSE"
-
-
-class EmbeddingCancelled(Exception):
-    """Phase 2 stopped between batches because the caller asked it to (`should_stop`); the
-    batches already finished are in the resume cache and the base generation stays published."""
 
 
 def crash_test_pause(phase: str) -> None:
@@ -165,7 +161,7 @@ class LinkedUnits:
 def link_units(units: Sequence[Unit], *, link: bool, prefix_aliases: dict[str, str]) -> LinkedUnits:
     """Keys, edges (resolved when `link`), PageRank over public identifiers (Ruby §1.9), dependents."""
     keys = assign_keys(units)
-    names = NameIndex.build(zip(keys, units, strict=True), prefix_aliases)
+    names = LinkTargets.build(zip(keys, units, strict=True), prefix_aliases)
     keyed: list[tuple[str, Unit]] = []
     edges: list[LinkedEdge] = []
     for key, unit in zip(keys, units, strict=True):

@@ -255,24 +255,26 @@ def _index_locked(
     base: Path | None = None
     if previous is not None and _same_content(previous, root, rows, summary, layout_key, max_file_bytes, aliases):
         embedder = previous.manifest.embedder
-        if _has_vectors(previous) and embedder == wanted:  # exactly what this run would write
+        if previous.has_vectors and embedder == wanted:  # exactly what this run would write
             return _nothing_to_do(previous, summary, options)
-        if _has_vectors(previous) and contextual is not None and embedder == embedder_description(provider):
-            # The published generation is this run's phase 1: only the contextual vectors are
-            # missing (an interrupted phase 2, or one left for later). Resume phase 2 — or, when
-            # this run leaves it for later too, there is nothing to do at all.
+        if (isinstance(store_dir, LocalTarget) and previous.has_vectors and contextual is not None
+                and embedder == embedder_description(provider)):
+            # The published generation is this run's phase 1 (two phases exist only in a local
+            # store): only the contextual vectors are missing (an interrupted phase 2, or one left
+            # for later). Resume phase 2 — or, when this run leaves it for later too, there is
+            # nothing to do at all.
             if not options.vectors:
                 done = _nothing_to_do(previous, summary, options)
                 done.vectors_pending = True
                 return done
-            base = Path(previous.generation)
+            base = store_dir.store_dir / layout.GENERATIONS_DIR / previous.generation.name
     # Vectors come from the newest generation of the same embedder (the published one, or after an
     # interrupted phase 2 or a schema change an older one); `--full` and an unreadable published
     # index reuse nothing.
     # The published generation is phase 1's vector source when it holds the vectors phase 1 makes
     # (the base embedder's; another backend's single build, the final embedder's).
     first = contextual if contextual is not None and not isinstance(store_dir, LocalTarget) else provider
-    source = previous if previous is not None and _has_vectors(previous) else None
+    source = previous if previous is not None and previous.has_vectors else None
     if source is not None and source.manifest.embedder != embedder_description(first):
         source = None
     return _build(units, provider, contextual, store_dir, root, rows, summary, progress, aliases, layout_key,
@@ -288,15 +290,11 @@ def _nothing_to_do(previous: IndexStores | PostgresStores, summary: IndexSummary
     counts = previous.manifest.counts
     summary.edges, summary.resolved_edges = counts.get("edges", 0), counts.get("resolved_edges", 0)
     summary.up_to_date = True
-    summary.chunks = previous.metadata.chunk_count() if _has_vectors(previous) else 0
+    summary.chunks = previous.metadata.chunk_count() if previous.has_vectors else 0
     summary.reused_vectors = summary.chunks
     summary.searchable_seconds = round(time.perf_counter() - options.started, 3)
     return summary
 
-
-def _has_vectors(stores: IndexStores | PostgresStores) -> bool:
-    """A backend without two-phase publishing always has its vectors."""
-    return bool(getattr(stores, "has_vectors", True))
 
 
 def _build(

@@ -11,32 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from woods.errors import InputError, WoodsError
+# The retrieval errors live in woods.errors; re-exported here under their old home.
+from woods.errors import InvalidOptionError as InvalidOptionError
+from woods.errors import InvalidQueryError as InvalidQueryError
+from woods.errors import InvalidScopeError as InvalidScopeError
+from woods.errors import InvalidTypeError as InvalidTypeError
+from woods.errors import StoreError as StoreError
 from woods.store.identity import strip_chunk
-
-
-class InvalidQueryError(InputError, ValueError):
-    """The query is not a string, is blank after strip, or is over 8192 UTF-8 bytes."""
-
-
-class InvalidScopeError(InputError, ValueError):
-    """A scope list is malformed, a source path escapes the root, or a package is unknown."""
-
-
-class InvalidTypeError(InputError, ValueError):
-    """A requested or excluded unit type is malformed or unknown to this index and to woods."""
-
-
-class InvalidOptionError(InputError, ValueError):
-    """A retrieval option (mode, strategy, budget, limit) has a value retrieval cannot honour."""
-
-
-class StoreError(WoodsError):
-    """A store call failed during retrieval; `store` names which one (vector, metadata, graph)."""
-
-    def __init__(self, message: str, store: str = "metadata") -> None:
-        super().__init__(message)
-        self.store = store
 
 
 @dataclass(frozen=True, slots=True)

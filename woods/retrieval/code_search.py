@@ -10,9 +10,10 @@ and exact names, a description on meaning), and then applies signals measured on
 
 Guarantees: deterministic (every sort has a tie-break by key); reads only the stores it is given;
 when the vector leg cannot run (no vectors yet, no embedder) it answers from the lexical leg and
-says so in `CodeSearchResult.warnings`. `mode="hybrid"` is the fused, signal-shaped ranking;
-`mode="lexical"` the lexical leg shaped by the same signals (what an index without vectors, or
-`--mode lexical`, answers: no model at all); `mode="vector"` and `mode="keyword"` one leg's raw
+says so in `CodeSearchResult.warnings`. Its `strategy` (the word the Ruby pipeline uses for how
+candidates are found; "mode" is only ever semantic or lexical, the retrieval mode): "hybrid" is the
+fused, signal-shaped ranking; "lexical" the lexical leg shaped by the same signals (what an index
+without vectors, or `--mode lexical`, answers: no model at all); "vector" and "keyword" one leg's raw
 ranking (the ablations).
 """
 
@@ -59,12 +60,22 @@ from woods.retrieval.signals import (
     word_heads,
     word_share,
 )
-from woods.store.metadata import UnitSummary
+from woods.store.contracts import (
+    ChunkCatalogue,
+    FileCatalogue,
+    LexicalSearch,
+    UnitCatalogue,
+    UnitSummary,
+    UnitVectorSearch,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
-MODES = ("hybrid", "lexical", "vector", "keyword")
+    from woods.embedding.provider import QueryEmbedder
+
+# How code search finds its candidates (see the module docstring).
+STRATEGIES = ("hybrid", "lexical", "vector", "keyword")
 # File paths whose `_PathFacts` a CodeSearch keeps (a few hundred new ones per query at most):
 # cleared when full, ~400 bytes each.
 _PATH_FACTS_CACHE_SIZE = 65_536
@@ -78,30 +89,12 @@ class _PathFacts(NamedTuple):
     roles: tuple[str, ...]  # `path_roles`
 
 
-class LexicalStore(Protocol):
-    """What code search reads from the metadata store."""
-
-    def lexical_search(self, terms: list[str], limit: int, weights: tuple[float, ...]) -> list[tuple[str, float]]: ...
-
-    def unit_summaries(self, keys: list[str]) -> dict[str, UnitSummary]: ...
-
-    def units_named(self, names: list[str], limit: int = 200) -> list[UnitSummary]: ...
-
-    def chunk_vector_ids(self, unit_keys: list[str]) -> dict[str, list[int]]: ...
-
-    def file_links(self, paths: list[str]) -> set[tuple[str, str]]: ...
+class CodeSearchStore(LexicalSearch, UnitCatalogue, ChunkCatalogue, FileCatalogue, Protocol):
+    """What code search reads from the metadata store (capabilities of `woods.store.contracts`)."""
 
 
-class DenseStore(Protocol):
-    """What code search reads from the vector store."""
-
-    def search_units(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]: ...
-
-    def reconstruct(self, vector_ids: list[int]) -> np.ndarray: ...
-
-
-class QueryEmbedder(Protocol):
-    def embed(self, text: str) -> np.ndarray: ...
+# What the vector leg reads: best units by cosine, stored vectors by id.
+DenseStore = UnitVectorSearch
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +232,7 @@ class CodeSearch:
 
     def __init__(
         self,
-        metadata: LexicalStore,
+        metadata: CodeSearchStore,
         vectors: Callable[[], DenseStore | None],
         embedder: Callable[[], QueryEmbedder] | None,
         config: CodeSearchConfig | None = None,
@@ -322,32 +315,32 @@ class CodeSearch:
         self,
         query: str,
         *,
-        mode: str = "hybrid",
+        strategy: str = "hybrid",
         limit: int = 20,
         eligible: Callable[[UnitSummary], bool] | None = None,
     ) -> CodeSearchResult:
-        if mode not in MODES:
-            raise ValueError(f"unknown code search mode {mode!r}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown code search strategy {strategy!r}")
         analysis = analyze(query)
         warnings: list[str] = []
-        lexical: dict[str, float] = self._lexical(analysis) if mode in ("lexical", "keyword") else {}
+        lexical: dict[str, float] = self._lexical(analysis) if strategy in ("lexical", "keyword") else {}
         semantic: dict[str, float] = {}
         legs: list[str] = []
-        if mode in ("hybrid", "lexical", "keyword"):
+        if strategy in ("hybrid", "lexical", "keyword"):
             legs.append("lexical")
         store: DenseStore | None = None
         vector: np.ndarray | None = None
         definitions: list[UnitSummary] | None = None
         known: dict[str, UnitSummary] = {}
         vector_ids: dict[str, list[int]] = {}  # chunk ids of lexical hits, read beside the vector leg
-        if mode in ("hybrid", "vector"):
+        if strategy in ("hybrid", "vector"):
             store, embedder, problem = self._dense()
             if store is not None and embedder is not None:
                 import numpy as np
 
                 # Hybrid: the lexical leg (SQLite) runs beside the dense one (the encoder and
                 # FAISS): all three release the GIL, so a second core answers both at once.
-                side = _Side(self._lexical_and_vector_ids, analysis) if mode == "hybrid" and self._parallel_legs else None
+                side = _Side(self._lexical_and_vector_ids, analysis) if strategy == "hybrid" and self._parallel_legs else None
                 try:
                     vector = np.asarray(embedder.embed(analysis.text or query), dtype=np.float32)
                     semantic = self._semantic(store, vector)
@@ -357,15 +350,15 @@ class CodeSearch:
                 finally:
                     if side is not None:
                         lexical, vector_ids = side.result()
-                if mode == "hybrid" and side is None:
+                if strategy == "hybrid" and side is None:
                     lexical = self._lexical(analysis)
                 legs.append("vector")
             else:
                 warnings.append(f"vector leg skipped: {problem}; answered from the lexical leg")
                 lexical = self._lexical(analysis)
-                if mode == "vector":
+                if strategy == "vector":
                     legs.append("lexical")
-        shaped = mode in ("hybrid", "lexical")  # the signals apply; "vector" and "keyword" are raw legs
+        shaped = strategy in ("hybrid", "lexical")  # the signals apply; "vector" and "keyword" are raw legs
         if definitions is None:
             definitions = self._definitions(analysis) if shaped else []
         pool = list(dict.fromkeys([*lexical, *semantic, *(d.key for d in definitions)]))
@@ -374,7 +367,7 @@ class CodeSearch:
             summaries = {k: s for k, s in summaries.items() if eligible(s)}
         pool = [k for k in pool if k in summaries]
         found_by_vector = frozenset(semantic)
-        if mode == "hybrid" and store is not None and vector is not None:
+        if strategy == "hybrid" and store is not None and vector is not None:
             self._fill_cosines(store, vector, pool, semantic, vector_ids)
         if not shaped or len(legs) == 1:
             scores = (semantic if legs == ["vector"] else lexical)

@@ -11,9 +11,10 @@ query of the Ruby bench — never take this path, so parity is untouched.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Protocol
 
-from woods.store.base import Record
+from woods.store.contracts import UnitLookup, UnitReader
+from woods.store.contracts import UnitRow as Record
 
 # A query of one token made of identifier and path characters (no spaces).
 _TOKEN = re.compile(r"[\w$@!?=<>+*%&|^~\[\]-]+(?:(?:::|#|\.|/|:)[\w$@!?=<>+*%&|^~\[\]-]+)*[/]?", re.UNICODE)
@@ -21,7 +22,11 @@ _TOKEN = re.compile(r"[\w$@!?=<>+*%&|^~\[\]-]+(?:(?:::|#|\.|/|:)[\w$@!?=<>+*%&|^
 MAX_EXACT = 5
 
 
-def exact_matches(metadata: Any, query: str, *, by_name: bool = True) -> list[Record]:
+class ExactLookup(UnitReader, UnitLookup, Protocol):
+    """What exact-name promotion reads: units by identifier, last-segment name and file."""
+
+
+def exact_matches(metadata: ExactLookup, query: str, *, by_name: bool = True) -> list[Record]:
     """Records the query names exactly: a file path (its outermost units), a full identifier, or
     (`by_name`) the last segment of identifiers (at most MAX_EXACT, by PageRank). Empty when none
     or too many. Code search ranks last-segment names itself (`by_name=False`)."""
@@ -41,7 +46,7 @@ def exact_matches(metadata: Any, query: str, *, by_name: bool = True) -> list[Re
     return same_name if len(same_name) <= MAX_EXACT else []
 
 
-def _file_units(metadata: Any, path: str) -> list[Record]:
+def _file_units(metadata: ExactLookup, path: str) -> list[Record]:
     """The file's units by nesting depth, then line: a namespace wrapper, then what it wraps."""
     files = metadata.files_matching(path.rstrip("/"))
     if len(files) != 1:

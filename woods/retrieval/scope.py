@@ -15,17 +15,9 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from woods.retrieval.candidates import InvalidScopeError
-from woods.store.base import (
-    UNSEARCHED_FIELDS,
-    GraphStore,
-    MetadataStore,
-    Record,
-    VectorHit,
-    VectorStore,
-    field_haystack,
-    validate_search_fields,
-)
+from woods.errors import InvalidScopeError
+from woods.store.base import UNSEARCHED_FIELDS, field_haystack, validate_search_fields
+from woods.store.contracts import GraphReader, RecordStore, UnitCatalogue, UnitRow, VectorHit, VectorSearch
 from woods.store.identity import public_identifier, strip_chunk
 
 if TYPE_CHECKING:
@@ -88,14 +80,15 @@ def _package_of(record: Mapping[str, Any]) -> Any:
 
 
 class RecordView:
-    """An in-memory MetadataStore over a fixed set of records (the scoped corpus).
+    """An in-memory `RecordStore` over a fixed set of records (the scoped corpus).
 
     Same contracts as the store protocol: records carry `"id"`; `search` is a case-insensitive
-    substring match over the record JSON (or named fields); lists keep key order.
+    substring match over the record JSON (or named fields); lists keep key order. It computes no
+    matched fields itself (`keyword_fields` answers None).
     """
 
-    def __init__(self, records: Mapping[str, Record]) -> None:
-        self._records = {key: dict(record, id=key) for key, record in records.items()}
+    def __init__(self, records: Mapping[str, UnitRow]) -> None:
+        self._records = {key: _with_id(record, key) for key, record in records.items()}
         self._haystacks = {
             key: json.dumps(
                 {k: v for k, v in record.items() if k not in UNSEARCHED_FIELDS}, ensure_ascii=False
@@ -103,35 +96,39 @@ class RecordView:
             for key, record in self._records.items()
         }
 
-    def find(self, key: str) -> Record | None:
+    def find(self, key: str) -> UnitRow | None:
         record = self._records.get(key)
-        return dict(record) if record is not None else None
+        return record.copy() if record is not None else None
 
-    def find_batch(self, keys: Iterable[str]) -> dict[str, Record]:
-        return {key: dict(self._records[key]) for key in dict.fromkeys(keys) if key in self._records}
+    def find_batch(self, keys: Iterable[str]) -> dict[str, UnitRow]:
+        return {key: self._records[key].copy() for key in dict.fromkeys(keys) if key in self._records}
 
-    def find_by_identifier(self, identifier: str) -> list[Record]:
+    def find_by_identifier(self, identifier: str) -> list[UnitRow]:
         found = [r for r in self._records.values() if r.get("identifier") == identifier]
-        return [dict(r) for r in sorted(found, key=lambda r: (str(r.get("type")), str(r["id"])))]
+        return [r.copy() for r in sorted(found, key=lambda r: (str(r.get("type")), str(r["id"])))]
 
-    def find_by_type(self, unit_type: str) -> list[Record]:
-        return [dict(self._records[k]) for k in sorted(self._records) if self._records[k].get("type") == unit_type]
+    def find_by_type(self, unit_type: str) -> list[UnitRow]:
+        return [self._records[k].copy() for k in sorted(self._records) if self._records[k].get("type") == unit_type]
 
-    def search(self, query: str, fields: Sequence[str] | None = None) -> list[Record]:
+    def search(self, query: str, fields: Sequence[str] | None = None) -> list[UnitRow]:
         needle = query.lower()
         validate_search_fields(fields)
         results = []
         for key, record in self._records.items():
             if fields is None:
                 if needle in self._haystacks[key]:
-                    results.append(dict(record))
+                    results.append(record.copy())
                 continue
             for name in fields:
                 hay = field_haystack(record.get(name))
                 if hay is not None and needle in hay:
-                    results.append(dict(record))
+                    results.append(record.copy())
                     break
         return results
+
+    def keyword_fields(self, keyword: str) -> None:
+        """None: matched fields are derived from `search` by the caller (`KeywordSearch`)."""
+        return None
 
     def all_identifiers(self) -> list[str]:
         return list(self._records)
@@ -146,25 +143,34 @@ class RecordView:
         return dict(sorted(counts.items()))
 
 
-def _summaries(metadata: MetadataStore, keys: Sequence[str]) -> dict[str, Mapping[str, Any]] | None:
-    """`{key: {"file_path", "type", "language"}}` from the store's unit columns, or None for a
-    store without them (an in-memory view)."""
-    read = getattr(metadata, "unit_summaries", None)
-    if not callable(read):
-        return None
+def _with_id(record: UnitRow, key: str) -> UnitRow:
+    """A copy of `record` whose `"id"` is `key`."""
+    copy = record.copy()
+    copy["id"] = key
+    return copy
+
+
+def _summaries(catalogue: UnitCatalogue, keys: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+    """`{key: {"file_path", "type", "language"}}` from the store's unit columns."""
     return {
         key: {"file_path": unit.file_path, "type": unit.type, "language": unit.language}
-        for key, unit in read(keys).items()
+        for key, unit in catalogue.unit_summaries(keys).items()
     }
 
 
 class Scope:
-    """The eligible units of one scoped request and scoped views of the three stores."""
+    """The eligible units of one scoped request and scoped views of the three stores.
+
+    `catalogue` is the store's unit columns: with it (and no package scope) eligibility is decided
+    from indexed paths, types and languages without decoding a record; without it (None: a store of
+    records only, such as the in-memory test store) from the records.
+    """
 
     def __init__(
         self,
-        metadata: MetadataStore,
+        metadata: RecordStore,
         *,
+        catalogue: UnitCatalogue | None = None,
         packages: Sequence[str] | None = None,
         source_paths: Sequence[str] | None = None,
         types: Sequence[str] | None = None,
@@ -179,7 +185,7 @@ class Scope:
         keys = sorted(metadata.all_identifiers())
         allowed = {str(t) for t in types} if types else None
         excluded = {str(t) for t in exclude_types}
-        summaries = None if self.packages else _summaries(metadata, keys)
+        summaries = None if self.packages or catalogue is None else _summaries(catalogue, keys)
         if summaries is not None:
             # Paths, types and languages are indexed columns: no record (and no source text) is
             # decoded to decide eligibility; the records are read when a view needs them.
@@ -252,7 +258,7 @@ class Scope:
 class ScopedVectorStore:
     """Vector search restricted to a scope's keys, exhaustive over them before the limit."""
 
-    def __init__(self, store: VectorStore, scope: Scope) -> None:
+    def __init__(self, store: VectorSearch, scope: Scope) -> None:
         self._store = store
         self._scope = scope
         self.dimension = store.dimension
@@ -282,7 +288,7 @@ class ScopedVectorStore:
 class ScopedGraphStore:
     """Graph reads where both endpoints must be eligible public identifiers."""
 
-    def __init__(self, store: GraphStore, scope: Scope) -> None:
+    def __init__(self, store: GraphReader, scope: Scope) -> None:
         self._store = store
         self._scope = scope
 
@@ -299,3 +305,8 @@ class ScopedGraphStore:
     def pagerank(self) -> dict[str, float]:
         """The index's PageRank restricted to eligible units (importance ranks within the scope)."""
         return {k: v for k, v in self._store.pagerank().items() if k in self._scope.identifiers}
+
+    def pagerank_percentiles(self) -> None:
+        """None: the index's precomputed percentiles rank every unit, not the scope's; the ranker
+        computes the scope's own from `pagerank()`."""
+        return None

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from woods.retrieval.candidates import Candidate
-from woods.store.base import Record
+from woods.store.contracts import LexicalSearch, UnitReader
+from woods.store.contracts import UnitRow as Record
 from woods.tokens import query_terms
 
 # Units per term read for seed resolution: enough that a unit named by the term is among them even
@@ -24,12 +25,8 @@ SUBJECT_DEPTH = 50
 _RECORD_CACHE_SIZE = 256
 
 
-class LexicalMetadata(Protocol):
-    def lexical_search(self, terms: list[str], limit: int, weights: tuple[float, ...]) -> list[tuple[str, float]]: ...
-
-    def find_batch(self, keys: Sequence[str]) -> dict[str, Record]: ...
-
-    def common_terms(self, terms: Sequence[str]) -> set[str]: ...
+class LexicalMetadata(LexicalSearch, UnitReader, Protocol):
+    """What subject lookup reads: the lexical index and the records it names."""
 
 
 class LexicalSubjects:
@@ -61,14 +58,14 @@ class LexicalSubjects:
             if len(self._records) >= _RECORD_CACHE_SIZE:
                 self._records.clear()
             self._records[tokens] = cached
-        return [dict(record) for record in cached]
+        return [record.copy() for record in cached]
 
     def _lookup(self, tokens: tuple[str, ...]) -> list[Record]:
         if not tokens or self._metadata.common_terms(tokens) >= set(tokens):
             return []
         ranked = self._metadata.lexical_search(list(tokens), self._depth, self._weights)
         found = self._metadata.find_batch([key for key, _score in ranked])
-        return [{**found[key], "id": key} for key, _score in ranked if key in found]
+        return [_with_id(found[key], key) for key, _score in ranked if key in found]
 
     def keyword_candidates(self, keywords: Sequence[str], limit: int) -> list[Candidate]:
         """Direct's fallback: the lexical leg for the keywords, scores scaled to (0, 1] by the best."""
@@ -81,3 +78,10 @@ class LexicalSubjects:
             Candidate(key, score / best if best > 0 else 1.0, "keyword", found.get(key, {}))
             for key, score in ranked
         ]
+
+
+def _with_id(record: Record, key: str) -> Record:
+    """A copy of `record` whose `"id"` is `key`."""
+    copy = record.copy()
+    copy["id"] = key
+    return copy

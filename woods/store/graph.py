@@ -1,11 +1,13 @@
-"""Dependency graph store: one-hop queries straight from SQLite, traversals and PageRank on top.
+"""The dependency graph of an index: one-hop queries from the stored edges, traversals and
+PageRank on top — the same for every backend (`DependencyGraph` over an `EdgeSource`).
 
-Why both: the edges table in SQLite is the source of truth and answers one-hop questions
-(`dependencies_of`, `dependents_of`) with an index lookup — no graph load on the query path. A
-networkx DiGraph is built from the same rows on first use for multi-hop traversals (a warm MCP
-server or API handle keeps it). It is deliberately not cached as a pickle: loading a pickle from a
-repository's `.woods/` would run whatever code a tampered file holds. PageRank is computed once at
-index time with the Ruby gem's exact algorithm (§1.9) and stored per unit.
+Why both: the stored edges (SQLite's `edges` table, PostgreSQL's per-generation table) are the
+source of truth and answer one-hop questions (`dependencies_of`, `dependents_of`) with an index
+lookup — no graph load on the query path. A networkx DiGraph is built from the same rows on first
+use for multi-hop traversals (a warm MCP server or API handle keeps it). It is deliberately not
+cached as a pickle: loading a pickle from a repository's `.woods/` would run whatever code a
+tampered file holds. PageRank is computed once at index time with the Ruby gem's exact algorithm
+(damping 0.85, a fixed 20 iterations) and stored per unit.
 
 Nodes are public identifiers; typed variants of one identifier share a node for traversal (Ruby
 `dependencies_of` is the union over types) while their records stay distinct in the metadata store.
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import networkx as nx
 
-    from woods.store.metadata import SQLiteMetadataStore
+    from woods.store.contracts import GraphSource, RankSource
 
 # Ruby DependencyGraph#pagerank: damping 0.85, a fixed 20 iterations (not "until converged"), so
 # scores are reproducible bit-for-bit across runs and ports.
@@ -35,7 +37,7 @@ def compute_pagerank(
     damping: float = PAGERANK_DAMPING,
     iterations: int = PAGERANK_ITERATIONS,
 ) -> dict[str, float]:
-    """PageRank as the Ruby gem computes it (#205).
+    """PageRank as the Ruby gem computes it.
 
     Only edges whose target is a node count, with multiplicity (two references = weight 2);
     nodes without such edges are dangling and their mass is spread uniformly; every iteration
@@ -69,7 +71,7 @@ def compute_pagerank(
 
 def pagerank_percentiles(scores: dict[str, float]) -> dict[str, float]:
     """1 − i/n over identifiers ordered by (−pagerank, identifier): the Ruby ranker's importance
-    signal (B-191 tie-break), computed once at index time instead of on every cold query."""
+    signal (ties broken by identifier, as the gem breaks them), computed once at index time instead of on every cold query."""
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     total = float(len(ranked))
     return {identifier: 1.0 - (index / total) for index, (identifier, _score) in enumerate(ranked)}
@@ -82,7 +84,7 @@ class PercentileLookup(Mapping[str, float]):
     all 70k rows of a large index on each cold query cost ~0.35 s.
     """
 
-    def __init__(self, metadata: SQLiteMetadataStore) -> None:
+    def __init__(self, metadata: RankSource) -> None:
         self._metadata = metadata
         self._cache: dict[str, float | None] = {}
 
@@ -117,50 +119,34 @@ def build_digraph(edges: Iterable[tuple[str, str, str]]) -> nx.DiGraph:
     return graph
 
 
-class SQLiteGraphStore:
-    """Implements `GraphStore` over the metadata database; see the module docstring."""
+class DependencyGraph:
+    """Implements the `Graph` contract over any `GraphSource` (both backends' metadata stores);
+    see the module docstring. Nodes are public identifiers."""
 
-    def __init__(self, metadata: SQLiteMetadataStore) -> None:
-        self._metadata = metadata
-        self._conn = metadata._conn  # same immutable connection; one place opens the file
+    def __init__(self, source: GraphSource) -> None:
+        self._source = source
         self._digraph: nx.DiGraph | None = None
         self._digraph_lock = threading.Lock()
         self._pagerank: dict[str, float] | None = None
 
     def dependencies_of(self, identifier: str, via: str | None = None) -> list[str]:
-        sql = "SELECT DISTINCT target FROM edges WHERE source = ?"
-        params: tuple[str, ...] = (identifier,)
-        if via:
-            sql += " AND via = ?"
-            params += (via,)
-        return sorted(r[0] for r in self._conn.execute(sql, params))
+        return self._source.edge_neighbours(identifier, reverse=False, via=via)
 
     def dependents_of(self, identifier: str, via: str | None = None) -> list[str]:
-        sql = "SELECT DISTINCT source FROM edges WHERE target = ?"
-        params: tuple[str, ...] = (identifier,)
-        if via:
-            sql += " AND via = ?"
-            params += (via,)
-        return sorted(r[0] for r in self._conn.execute(sql, params))
+        return self._source.edge_neighbours(identifier, reverse=True, via=via)
 
     def edges_from(self, identifier: str) -> list[tuple[str, str]]:
         """(target, via) pairs in extraction order."""
-        rows = self._conn.execute("SELECT target, via FROM edges WHERE source = ? ORDER BY source_key, ordinal", (identifier,))
-        return [(r[0], r[1]) for r in rows]
+        return self._source.edges_from(identifier)
 
     def edges_to(self, identifier: str) -> list[tuple[str, str]]:
         """(source, via) pairs ordered by (source, via)."""
-        rows = self._conn.execute("SELECT DISTINCT source, via FROM edges WHERE target = ? ORDER BY source, via", (identifier,))
-        return [(r[0], r[1]) for r in rows]
+        return self._source.edges_to(identifier)
 
     def has_node(self, identifier: str) -> bool:
         """True when some edge starts or ends at `identifier` (a unit, or a name the code refers to
         that the index holds no unit for, such as a gem's class)."""
-        row = self._conn.execute(
-            "SELECT 1 FROM edges WHERE source = ? UNION ALL SELECT 1 FROM edges WHERE target = ? LIMIT 1",
-            (identifier, identifier),
-        ).fetchone()
-        return row is not None
+        return self._source.has_edge_node(identifier)
 
     def traverse(
         self,
@@ -210,18 +196,18 @@ class SQLiteGraphStore:
 
     def pagerank_percentiles(self) -> PercentileLookup:
         """Importance percentiles precomputed at index time (see `pagerank_percentiles()`)."""
-        return PercentileLookup(self._metadata)
+        return PercentileLookup(self._source)
 
     def pagerank(self) -> dict[str, float]:
         if self._pagerank is None:
-            self._pagerank = self._metadata.pagerank_scores()
+            self._pagerank = self._source.pagerank_scores()
         return self._pagerank
 
     def digraph(self) -> nx.DiGraph:
-        """The whole graph as a networkx DiGraph (built from the edges table on first use)."""
+        """The whole graph as a networkx DiGraph (built from the stored edges on first use)."""
         with self._digraph_lock:
             if self._digraph is None:
-                self._digraph = build_digraph((s, t, v) for _k, s, t, _tk, v in self._metadata.edges())
+                self._digraph = build_digraph((s, t, v) for _k, s, t, _tk, v in self._source.edges())
             return self._digraph
 
 

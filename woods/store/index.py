@@ -40,11 +40,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from woods.errors import CorruptIndexError, IndexNotFoundError, LockTimeoutError
+from woods.errors import SchemaMismatchError as SchemaMismatchError
 from woods.lazy import Lazy
 from woods.store.sqlite_uri import sqlite_uri
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from woods.store.metadata import ChunkRow, SQLiteMetadataStore
+    from woods.store.vectors import FaissVectorStore
 
 # Bump on every change to the on-disk layout or the SQLite schema: an index of another version is
 # refused with "run `woods index --full`" instead of failing later on a missing column.
@@ -156,10 +160,6 @@ def read_current(store_dir: Path) -> Path:
     return generation
 
 
-class SchemaMismatchError(CorruptIndexError):
-    """The generation was written by a woods with another index schema (readable by that woods)."""
-
-
 def read_manifest(generation: Path, *, check_schema: bool = True) -> Manifest:
     """The generation's manifest; SchemaMismatchError when `check_schema` and its schema differs."""
     path = generation / MANIFEST_FILE
@@ -180,7 +180,8 @@ def read_manifest(generation: Path, *, check_schema: bool = True) -> Manifest:
 
 
 class IndexStores:
-    """An open, read-only published index: the metadata, vector and graph stores and the manifest.
+    """An open, read-only published index of a `.woods/` directory (`OpenIndex`): the metadata,
+    vector and graph stores and the manifest.
 
     Guarantees: opening checks the manifest's schema and the stores' agreement (row counts,
     dimension) and raises CorruptIndexError naming the file otherwise; nothing under the store
@@ -189,12 +190,12 @@ class IndexStores:
     """
 
     def __init__(self, store_dir: Path, generation: Path, manifest: Manifest) -> None:
-        from woods.store.graph import SQLiteGraphStore
+        from woods.store.graph import DependencyGraph
 
         self.store_dir = store_dir
         self.generation = generation
         self.manifest = manifest
-        self._vectors: Lazy[Any] = Lazy(self._open_vectors)
+        self._vectors: Lazy[FaissVectorStore] = Lazy(self._open_vectors)
         self._reader_lock = _hold_generation(generation / MANIFEST_FILE)
         try:
             self.metadata = _open_checked_metadata(
@@ -205,7 +206,7 @@ class IndexStores:
             # retries on every call would otherwise leak a descriptor per call).
             self._release_reader_lock()
             raise
-        self.graph = SQLiteGraphStore(self.metadata)
+        self.graph = DependencyGraph(self.metadata)
 
     @classmethod
     def open(cls, store_dir: Path) -> IndexStores:
@@ -236,13 +237,22 @@ class IndexStores:
         return self.manifest.has_vectors
 
     @property
-    def vectors(self) -> Any:
+    def vectors(self) -> FaissVectorStore | None:
         """The FAISS store; None for a lexical generation (`has_vectors` False)."""
         if not self.has_vectors:
             return None
         return self._vectors.get()  # opened once, even when threads ask at once
 
-    def _open_vectors(self) -> Any:
+    @property
+    def repo(self) -> None:
+        """None: a `.woods/` directory holds one repository and names none (`OpenIndex.repo`)."""
+        return None
+
+    def repo_of(self, key: str) -> None:
+        """None: no unit of a `.woods/` directory belongs to a named repository."""
+        return None
+
+    def _open_vectors(self) -> FaissVectorStore:
         from woods.store.vectors import FaissVectorStore
 
         path = self.generation / VECTORS_FILE
@@ -263,8 +273,11 @@ class IndexStores:
         """Every chunk row (the `VectorSource` view used to reuse vectors)."""
         return self.metadata.chunks()
 
-    def vectors_for(self, vector_ids: list[int]) -> Any:
-        return self.vectors.vectors_for(vector_ids)
+    def vectors_for(self, vector_ids: list[int]) -> np.ndarray:
+        vectors = self.vectors
+        if vectors is None:
+            raise CorruptIndexError(f"{self.generation} is a lexical generation: it holds no vectors to reuse")
+        return vectors.vectors_for(vector_ids)
 
     def close(self) -> None:
         self.metadata.close()

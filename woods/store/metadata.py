@@ -17,12 +17,16 @@ import json
 import re
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from woods.store.base import Record, field_haystack, record_haystack, validate_search_fields
+from woods.store.contracts import ChunkRow as ChunkRow
+from woods.store.contracts import EdgeRow, NameRow
+from woods.store.contracts import FileRow as FileRow
+from woods.store.contracts import UnitSummary as UnitSummary
 from woods.store.fts5_bm25 import idf
 from woods.store.lexical_query import (
     LEXICAL_TOKENIZER,
@@ -178,48 +182,6 @@ class LexicalDocument:
     body: str
 
 
-@dataclass(frozen=True, slots=True)
-class FileRow:
-    """One indexed file as recorded at index time (the basis of freshness checks)."""
-
-    path: str
-    language: str
-    sha256: str
-    size: int
-    mtime_ns: int
-    unit_count: int
-    warnings: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    embedding_id: str
-    vector_id: int
-    unit_key: str
-    chunk_index: int
-    chunk_type: str
-    line_start: int
-    line_end: int
-    text_sha256: str
-    plan_key: str = ""  # what the unit's chunking depended on (indexing reuses plans by it)
-
-
-@dataclass(frozen=True, slots=True)
-class UnitSummary:
-    """What ranking needs of a unit, read from indexed columns (never the unit's source)."""
-
-    key: str
-    identifier: str
-    name: str
-    type: str
-    language: str
-    file_path: str
-    line_start: int
-    line_end: int
-    parent: str | None
-    pagerank_percentile: float
-
-
 def _summary(row: Sequence[Any]) -> UnitSummary:
     """A `UnitSummary` from the `_SUMMARY_COLUMNS` of one row."""
     return UnitSummary(
@@ -229,7 +191,8 @@ def _summary(row: Sequence[Any]) -> UnitSummary:
 
 
 class SQLiteMetadataStore:
-    """Read access to a generation's `metadata.sqlite3` (implements `MetadataStore`).
+    """Read access to a generation's `metadata.sqlite3` (implements `IndexMetadata`, every
+    capability of `woods.store.contracts`).
 
     Opened with `mode=ro&immutable=1`: safe for any number of concurrent readers and guaranteed
     not to modify the file. One connection per store; `check_same_thread=False` because readers
@@ -595,6 +558,13 @@ class SQLiteMetadataStore:
     def all_identifiers(self) -> list[str]:
         return [r[0] for r in self._conn.execute("SELECT key FROM units ORDER BY rowid")]
 
+    def name_rows(self) -> list[NameRow]:
+        """Every unit's `NameRow`, in insertion order (resolve's name table: no record decoded)."""
+        rows = self._conn.execute(
+            "SELECT key, identifier, type, file_path, line_start, line_end, parent FROM units ORDER BY rowid"
+        )
+        return [(r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), r[6]) for r in rows]
+
     def all_records(self) -> list[Record]:
         return [self._record(r) for r in self._conn.execute("SELECT key, data FROM units ORDER BY rowid")]
 
@@ -693,12 +663,42 @@ class SQLiteMetadataStore:
                         list(dict.fromkeys(int(v) for v in vector_ids)))
         return {int(vid): (eid, key) for vid, eid, key in rows}
 
-    def edges(self) -> list[tuple[str, str, str, str | None, str]]:
+    def edges(self) -> list[EdgeRow]:
         """(source_key, source, target, target_key, via) in (source_key, ordinal) order."""
         rows = self._conn.execute(
             "SELECT source_key, source, target, target_key, via FROM edges ORDER BY source_key, ordinal"
         )
-        return [tuple(r) for r in rows]
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    # -- the edge source graph traversal is built on (`woods.store.graph.DependencyGraph`) ---------
+    def edge_neighbours(self, identifier: str, *, reverse: bool, via: str | None) -> list[str]:
+        """The distinct targets of edges from `identifier` (sources of edges to it, `reverse`),
+        of kind `via` when given, sorted."""
+        near, far = ("target", "source") if reverse else ("source", "target")
+        sql = f"SELECT DISTINCT {far} FROM edges WHERE {near} = ?"
+        params: tuple[str, ...] = (identifier,)
+        if via:
+            sql += " AND via = ?"
+            params += (via,)
+        return sorted(r[0] for r in self._conn.execute(sql, params))
+
+    def edges_from(self, identifier: str) -> list[tuple[str, str]]:
+        """(target, via) pairs in extraction order."""
+        rows = self._conn.execute("SELECT target, via FROM edges WHERE source = ? ORDER BY source_key, ordinal", (identifier,))
+        return [(r[0], r[1]) for r in rows]
+
+    def edges_to(self, identifier: str) -> list[tuple[str, str]]:
+        """(source, via) pairs ordered by (source, via)."""
+        rows = self._conn.execute("SELECT DISTINCT source, via FROM edges WHERE target = ? ORDER BY source, via", (identifier,))
+        return [(r[0], r[1]) for r in rows]
+
+    def has_edge_node(self, identifier: str) -> bool:
+        """True when some edge starts or ends at `identifier`."""
+        row = self._conn.execute(
+            "SELECT 1 FROM edges WHERE source = ? UNION ALL SELECT 1 FROM edges WHERE target = ? LIMIT 1",
+            (identifier, identifier),
+        ).fetchone()
+        return row is not None
 
     def edge_counts_by_via(self) -> dict[str, int]:
         rows = self._conn.execute("SELECT via, count(*) FROM edges GROUP BY via ORDER BY via")
@@ -766,7 +766,7 @@ class MetadataWriter(_GenerationWriter):
     def add_unit(
         self,
         key: str,
-        record: Record,
+        record: Mapping[str, Any],
         stable_id: str,
         pagerank: float,
         percentile: float = 0.0,

@@ -2,7 +2,7 @@
 
 Why: one developer indexes into `.woods/`; a team or an organisation needs one index on a server
 that many assistants query while indexers write. The readers here implement the same methods as
-the local stores (`SQLiteMetadataStore`, `FaissVectorStore`, `SQLiteGraphStore`, `IndexStores`),
+the local stores (`SQLiteMetadataStore`, `FaissVectorStore`, `DependencyGraph`, `IndexStores`),
 so retrieval, resolve, freshness and `woods.Index` run unchanged on either backend.
 
 Layout (schema `woods`; `docs/postgres.md` has the whole story):
@@ -45,7 +45,7 @@ from woods.errors import CorruptIndexError, IndexNotFoundError, InputError
 from woods.lazy import Lazy
 from woods.store.base import Record, VectorHit, field_haystack, unit_scores, validate_search_fields
 from woods.store.fts5_bm25 import BM25_B, BM25_K1, idf
-from woods.store.graph import SQLiteGraphStore
+from woods.store.graph import DependencyGraph
 from woods.store.index import SCHEMA_VERSION, Manifest
 from woods.store.lexical_query import clean_terms, fts5_phrases, informative_terms, phrase_order
 from woods.store.metadata import FILE_LINKS_PATHS, LEXICAL_COLUMNS, ChunkRow, FileRow, UnitSummary
@@ -124,10 +124,6 @@ class GenerationRef:
     repo: str
     id: int
 
-    def __fspath__(self) -> str:
-        """A unique key for per-generation caches (resolve's name index), like a generation path."""
-        return f"postgres:{self.repo}:{self.id}:{self.name}"
-
 
 @dataclass(frozen=True, slots=True)
 class Part:
@@ -183,7 +179,7 @@ class PostgresMetadataStore:
     """
 
     def __init__(self, conn: Any, parts: Sequence[Part]) -> None:
-        self._db = conn  # not `_conn`: callers duck-type SQLite stores by that name
+        self._db = conn
         self.parts = tuple(parts)
         self._by_repo = {p.repo: p for p in self.parts}
         self.combined = len(self.parts) > 1
@@ -839,7 +835,7 @@ class PostgresMetadataStore:
             found.update((str(r[0]), str(r[1])) for r in self._rows(sql, (wanted, wanted)))
         return found
 
-    # -- graph one-hop queries (SQLiteGraphStore runs these as SQL on its connection) --------
+    # -- the edge source graph traversal is built on (`woods.store.graph.DependencyGraph`) ----
     def edge_neighbours(self, identifier: str, *, reverse: bool, via: str | None) -> list[str]:
         near, far = ("target", "source") if reverse else ("source", "target")
         condition = " AND via = %(v)s" if via else ""
@@ -871,32 +867,6 @@ class PostgresMetadataStore:
                        f"SELECT {p.index} FROM {p.t('edges')} WHERE target = %(i)s LIMIT 1"),
             {"i": identifier},
         ))
-
-
-class PostgresGraphStore(SQLiteGraphStore):
-    """`SQLiteGraphStore` (traversals, PageRank, the networkx graph) over the PostgreSQL edges."""
-
-    def __init__(self, metadata: PostgresMetadataStore) -> None:  # noqa: D107 — no SQLite connection here
-        self._metadata = metadata  # type: ignore[assignment]
-        self._pg = metadata
-        self._digraph = None
-        self._digraph_lock = threading.Lock()
-        self._pagerank = None
-
-    def dependencies_of(self, identifier: str, via: str | None = None) -> list[str]:
-        return self._pg.edge_neighbours(identifier, reverse=False, via=via)
-
-    def dependents_of(self, identifier: str, via: str | None = None) -> list[str]:
-        return self._pg.edge_neighbours(identifier, reverse=True, via=via)
-
-    def edges_from(self, identifier: str) -> list[tuple[str, str]]:
-        return self._pg.edges_from(identifier)
-
-    def edges_to(self, identifier: str) -> list[tuple[str, str]]:
-        return self._pg.edges_to(identifier)
-
-    def has_node(self, identifier: str) -> bool:
-        return self._pg.has_edge_node(identifier)
 
 
 class PostgresVectorStore:
@@ -1121,7 +1091,7 @@ class PostgresStores:
         self.store_dir = redact(url)
         self._conn = conn
         self.metadata = PostgresMetadataStore(conn, parts)
-        self.graph = PostgresGraphStore(self.metadata)
+        self.graph = DependencyGraph(self.metadata)
         self.repos = tuple(p.repo for p in parts)
         self.repo = self.repos[0] if len(self.repos) == 1 else None
         self.exact = exact
@@ -1150,6 +1120,11 @@ class PostgresStores:
     @property
     def vectors(self) -> PostgresVectorStore:
         return self._vectors.get()
+
+    @property
+    def has_vectors(self) -> bool:
+        """Always True: a PostgreSQL generation is published with its vectors (`OpenIndex`)."""
+        return True
 
     def repo_of(self, key: str) -> str | None:
         return self.metadata.repo_of(key)
@@ -1285,7 +1260,7 @@ def _in_org_index(conn: Any, generations: Sequence[int]) -> set[int]:
 
 
 def _manifest(url: str, repo: str, text: str) -> Manifest:
-    from woods.store.index import SchemaMismatchError
+    from woods.errors import SchemaMismatchError
 
     try:
         data = json.loads(text)
@@ -1314,7 +1289,6 @@ __all__ = [
     "REPO_LOCK_CLASS",
     "GenerationRef",
     "Part",
-    "PostgresGraphStore",
     "PostgresMetadataStore",
     "PostgresStores",
     "PostgresVectorStore",

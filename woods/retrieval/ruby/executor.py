@@ -14,22 +14,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol
 
-from woods.retrieval.candidates import Candidate, Classification, ExecutionResult, InvalidOptionError
-from woods.retrieval.classifier import STOP_WORDS, select_strategy
-from woods.store.base import (
-    UNSEARCHED_FIELDS,
-    GraphStore,
-    KeywordFieldsStore,
-    MetadataStore,
-    Record,
-    VectorStore,
-)
+from woods.errors import InvalidOptionError
+from woods.retrieval.candidates import Candidate, Classification, ExecutionResult
+from woods.retrieval.ruby.classifier import STOP_WORDS, select_strategy
+from woods.store.base import UNSEARCHED_FIELDS
+from woods.store.contracts import GraphReader, RecordStore, VectorSearch
+from woods.store.contracts import UnitRow as Record
 from woods.store.identity import public_identifier, strip_chunk
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from woods.embedding.provider import QueryEmbedder
 
 
 class SubjectLookup(Protocol):
@@ -76,10 +74,6 @@ _GRAPH_TERM = re.compile(r"\w+(?:::\w+)*", re.ASCII)
 _UPPERCASE = re.compile(r"[A-Z]")
 
 STRATEGIES = ("vector", "keyword", "graph", "hybrid", "direct")
-
-
-class Embedder(Protocol):
-    def embed(self, text: str) -> np.ndarray: ...
 
 
 def ruby_capitalize(word: str) -> str:
@@ -144,20 +138,15 @@ def bound_candidates(candidates: Sequence[Candidate], limit: int, strategy: str)
     return bounded
 
 
-def _has_keyword_fields(store: MetadataStore) -> TypeGuard[KeywordFieldsStore]:
-    """Whether the store computes keyword matched fields itself (`KeywordFieldsStore`)."""
-    return callable(getattr(store, "keyword_fields", None))
-
-
 class SearchExecutor:
     """Maps a classification to a strategy and runs it against the three stores."""
 
     def __init__(
         self,
-        metadata: MetadataStore,
-        vectors: VectorStore | None,
-        graph: GraphStore | None,
-        embedder_factory: Callable[[], Embedder] | None,
+        metadata: RecordStore,
+        vectors: VectorSearch | None,
+        graph: GraphReader | None,
+        embedder_factory: Callable[[], QueryEmbedder] | None,
         subjects: SubjectLookup | None = None,
     ) -> None:
         self._metadata = metadata
@@ -167,7 +156,7 @@ class SearchExecutor:
         self._vectors = vectors
         self._graph = graph
         self._embedder_factory = embedder_factory
-        self._embedder: Embedder | None = None
+        self._embedder: QueryEmbedder | None = None
         self._query_vectors: dict[str, np.ndarray] = {}
 
     # -- entry point -----------------------------------------------------------------------
@@ -239,8 +228,9 @@ class SearchExecutor:
         number of matched fields; ordered by (−score, key)."""
         if not keywords:
             return []
-        if _has_keyword_fields(self._metadata):
-            return self._keyword_in_store(self._metadata, keywords, limit)
+        in_store = self._keyword_in_store(keywords, limit)
+        if in_store is not None:
+            return in_store
         merged: dict[str, tuple[Record, list[str]]] = {}
         for keyword in keywords:
             for record in self._metadata.search(keyword):
@@ -264,16 +254,20 @@ class SearchExecutor:
         candidates.sort(key=lambda c: (-c.score, c.identifier))
         return candidates[:limit]
 
-    def _keyword_in_store(self, store: KeywordFieldsStore, keywords: Sequence[str], limit: int) -> list[Candidate]:
+    def _keyword_in_store(self, keywords: Sequence[str], limit: int) -> list[Candidate] | None:
         """The same scoring with matched fields computed by the store; only the kept candidates'
-        records are read."""
+        records are read. None when the store does not compute matched fields (`keyword_fields`
+        answers None: an in-memory view), so the caller derives them from `search`."""
         merged: dict[str, list[str]] = {}
         for keyword in keywords:
-            for key, fields in store.keyword_fields(keyword):
+            found = self._metadata.keyword_fields(keyword)
+            if found is None:
+                return None
+            for key, fields in found:
                 known = merged.setdefault(key, [])
                 known.extend(f for f in fields if f not in known and f not in KEYWORD_MATCH_SKIPPED_FIELDS)
         ranked = sorted(merged.items(), key=lambda item: (-keyword_match_score(item[1]), item[0]))[:limit]
-        records = store.find_batch([key for key, _fields in ranked])
+        records = self._metadata.find_batch([key for key, _fields in ranked])
         return [
             Candidate(key, keyword_match_score(fields), "keyword", records.get(key, {}), tuple(fields) if fields else None)
             for key, fields in ranked

@@ -1,4 +1,4 @@
-"""Lexical mode: field-aware BM25F over published unit text, and its plain-text assembler.
+"""The Ruby gem's lexical mode: field-aware BM25F over published unit text, and its plain-text assembler.
 
 Why: retrieval without an embedding model (no torch, no vectors) that still ranks by evidence.
 Guarantees (Ruby lexical_index.rb / lexical_assembler.rb): an immutable snapshot of every record;
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from woods.retrieval.candidates import AssembledContext, Candidate, ExecutionResult, SourceAttribution
-from woods.retrieval.classifier import STOP_WORDS
-from woods.retrieval.ranker import ruby_sum
-from woods.store.base import MetadataStore
+from woods.retrieval.ruby.classifier import STOP_WORDS
+from woods.retrieval.ruby.ranker import ruby_sum
+from woods.store.contracts import UnitReader
 
 # Field weights: a name match says most about what a unit *is*, its path and runtime facts
 # (callbacks, routes, columns …) next, body text least.
@@ -135,10 +135,11 @@ class _Document:
     lengths: dict[str, int]
 
 
-class LexicalIndex:
-    """An immutable BM25F snapshot of a metadata store, built once per retriever."""
+class BM25FSnapshot:
+    """An immutable BM25F snapshot of a metadata store's units, built once per retriever (the
+    gem's LexicalIndex; renamed here so that "index" means only the index woods builds)."""
 
-    def __init__(self, metadata: MetadataStore) -> None:
+    def __init__(self, metadata: UnitReader) -> None:
         documents: list[_Document] = []
         for key in sorted(metadata.all_identifiers()):
             unit = metadata.find(key)

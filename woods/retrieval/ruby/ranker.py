@@ -4,7 +4,7 @@ Why: strategies return scores on different scales (cosine, matched-field counts,
 distance); the ranker turns them into one order. Guarantees (Ruby ranker.rb + ranker_spec):
 RRF only when more than one source is present, one contribution per unit per source, min–max
 normalised; weights .40/.20/.15/.10/.10/.05; PageRank-percentile importance with identifier
-tie-break (B-191); diversity penalty in weighted order; inputs are never mutated (new candidates
+tie-break; diversity penalty in weighted order; inputs are never mutated (new candidates
 carry the final weighted score); every sort has an explicit tie-break (documented inline).
 """
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from woods.retrieval.candidates import Candidate, Classification
-from woods.store.base import GraphStore, MetadataStore, Record
+from woods.store.contracts import GraphReader, UnitReader
+from woods.store.contracts import UnitRow as Record
 
 # Signal weights (sum 1.0): semantic evidence first, keyword evidence second, then the
 # repository-shape signals that only break near-ties.
@@ -165,7 +166,7 @@ def rrf_merge(candidates: Sequence[Candidate], policy: str = "unit") -> list[Can
 class Ranker:
     """Scores candidates and orders them best first; memoises the PageRank percentile map."""
 
-    def __init__(self, metadata: MetadataStore, graph: GraphStore | None = None, *, rrf_policy: str = "unit") -> None:
+    def __init__(self, metadata: UnitReader, graph: GraphReader | None = None, *, rrf_policy: str = "unit") -> None:
         if rrf_policy not in RRF_POLICIES:
             raise ValueError(f"unknown RRF policy {rrf_policy!r}")
         self._rrf_policy = rrf_policy
@@ -248,15 +249,15 @@ class Ranker:
         return result
 
 
-def compute_percentiles(graph: GraphStore | None) -> Mapping[str, float]:
-    """PageRank percentiles per identifier (1.0 = most central). A graph store that does not
-    compute PageRank (`NotImplementedError`) means "no PageRank" (Ruby B-108: the signal is then
+def compute_percentiles(graph: GraphReader | None) -> Mapping[str, float]:
+    """PageRank percentiles per identifier (1.0 = most central): the graph's own, stored at index
+    time (same formula), else computed from `pagerank()`. A graph store that does not compute
+    PageRank (`NotImplementedError`) means "no PageRank" (the gem's rule: the signal is then
     neutral); any other failure is a store failure and propagates as the store's error."""
     if graph is None:
         return {}
-    precomputed = getattr(graph, "pagerank_percentiles", None)
-    if callable(precomputed):  # the SQLite graph store stores them at index time (same formula)
-        stored: Mapping[str, float] = precomputed()
+    stored = graph.pagerank_percentiles()
+    if stored is not None:
         return stored
     try:
         scores = graph.pagerank()
