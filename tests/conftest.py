@@ -29,6 +29,23 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 __all__ = ["FIXTURES", "REPO", "CliResult", "copy_fixture", "run_cli"]
 
+# The quick loop (`pytest -m "not slow"`, README "Tests") leaves out what starts heavy machinery:
+# a real PostgreSQL or Ray (by the fixtures they need, or a test parametrised over the `postgres`
+# backend), the packaged MiniLM (`model` marker), and modules marked `slow` themselves (whole-
+# repository sweeps, killed subprocesses). CI runs everything.
+SLOW_FIXTURES = frozenset({"pg_server", "pg_database", "local_ray", "model_repo"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        params = item.callspec.params if isinstance(item, pytest.Function) and hasattr(item, "callspec") else {}
+        if (
+            item.get_closest_marker("model") is not None
+            or not SLOW_FIXTURES.isdisjoint(item.fixturenames if isinstance(item, pytest.Function) else ())
+            or "postgres" in params.values()
+        ):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(autouse=True)
 def _cli_exit_codes_are_checked() -> Iterator[None]:

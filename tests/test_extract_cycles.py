@@ -19,6 +19,9 @@ from woods.extract import SHEBANG_BYTES, extract_file, language_for
 from woods.extract.layout import RepositoryLayout
 from woods.indexing.collector import paused_collector
 
+# Slow (the quick loop leaves it out): every fixture repository extracted under the cycle collector's watch.
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 # fixtures/evidence holds pasted-text samples (tests/test_evidence.py), not a repository.
 REPOSITORIES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "evidence")

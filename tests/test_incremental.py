@@ -162,6 +162,7 @@ def test_cli_lock_timeout_is_exit_2(tmp_path):
     index_with_fake(root, "--store", str(store), "--wait", "0")
 
 
+@pytest.mark.slow  # not in the quick loop: a whole-repository sweep or killed processes
 @pytest.mark.parametrize("phase", ["discover", "parse", "write"])
 def test_kill_at_any_phase_keeps_the_previous_index(tmp_path, phase):
     """Before phase 1 publishes, a kill leaves the previous index exactly as it was (a kill during
@@ -278,6 +279,7 @@ def test_file_vanishing_mid_run_is_counted(tmp_path, monkeypatch):
     assert summary.skipped.get("vanished") == 1
 
 
+@pytest.mark.slow  # not in the quick loop: a whole-repository sweep or killed processes
 def test_a_killed_parse_worker_does_not_lose_the_run(tmp_path):
     """Parse workers are separate processes; one dying (OOM killer, a signal) must not abort indexing:
     the files it did not finish are parsed in-process and every file is indexed."""

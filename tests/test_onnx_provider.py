@@ -18,6 +18,9 @@ from woods.embedding.provider import InputTooLongError
 from woods.embedding.select import query_embedder
 from woods.indexing.vector_cache import embedder_description
 
+# Slow (the quick loop leaves it out): exports and runs the ONNX MiniLM.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("onnxruntime")
 
 # The query encoder must find the index's vectors: same text, cosine at least this.

@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,9 @@ from tests.helpers import FAKE_EMBEDDER, run_cli, write_files
 from woods.embedding.fake import FakeEmbeddingProvider
 from woods.mcp_server import WoodsTools
 from woods.store.sqlite_uri import sqlite_uri
+
+# Slow (the quick loop leaves it out): index, search, status and an MCP server per path name.
+pytestmark = pytest.mark.slow
 
 FILES = {"lib/frob.py": "def frobnicate(widget):\n    \"\"\"Frobnicate a widget.\"\"\"\n    return widget\n"}
 

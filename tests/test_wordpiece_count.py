@@ -32,6 +32,7 @@ def whole(tokenizer, text: str) -> int:
     return len(tokenizer.encode(text).ids)
 
 
+@pytest.mark.slow  # not in the quick loop: a whole-repository sweep or killed processes
 def test_every_source_file_of_this_repository_counts_the_same(tokenizer):
     counter = LineCountingTokenizer(tokenizer)
     files = sorted([*(REPO / "woods").rglob("*.py"), *(REPO / "fixtures").rglob("*.*")])
