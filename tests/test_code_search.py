@@ -268,6 +268,9 @@ def test_path_roles_follow_each_languages_conventions():
     assert path_roles("tests/test_app.py") == ("test",)
     assert path_roles("pkg/foo_test.go") == ("test",)
     assert path_roles("src/FooTest.java") == ("test",)
+    assert path_roles("src/formatISO/test.js") == ("test",)  # a module's tests beside it (date-fns)
+    assert path_roles("src/formatISO/index.js") == ()
+    assert path_roles("src/latest.js") == ()  # only a file named exactly test.js
     assert path_roles("lib/bats-core/test_functions.bash") == ()  # a testing library is library code
     assert path_roles("examples/hello/main.go") == ("example",)
     assert path_roles("db/migrate/001_create.rb") == ("migration",)

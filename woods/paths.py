@@ -55,6 +55,7 @@ _TEST_FILE = re.compile(
     r"|[^/]*_test\.(?:go|rb|exs|ex|rs|zig)"
     r"|[^/]*_spec\.(?:rb|lua)"
     r"|[^/]*\.(?:test|spec)\.(?:js|jsx|ts|tsx|mjs|cjs|mts|cts)"
+    r"|test\.(?:js|jsx|ts|tsx|mjs|cjs|mts|cts)"  # a module's tests beside it: date-fns' src/<fn>/test.js
     r"|[^/]*Tests?\.(?:java|kt|kts|cs|php|swift|scala)"
     r"|[^/]*(?:Spec|Suite)\.(?:kt|kts|swift|scala)"
     r"|[^/]*\.bats"
