@@ -154,9 +154,11 @@ class CodeSearchConfig:
     # Questions in words name types without spelling them like code: a type definition named by a
     # capitalised word or by two adjacent words joined (`type adapter` → TypeAdapter) gains
     # soft_name_boost × the best score, a file whose stem is one soft_file_boost × it
-    # (semble-dev with the static model: hybrid 0.861 → 0.874, --mode lexical 0.826 → 0.842).
-    soft_name_boost: float = 0.3
-    soft_file_boost: float = 0.3
+    # (semble-dev with the static model: hybrid 0.861 → 0.874, --mode lexical 0.826 → 0.842, at
+    # 0.3 / 0.3; halved to 0.15 / 0.15 once the hub signal carried part of the same evidence:
+    # semble-dev 0.8833 → 0.8849, Redmine file NDCG@10 0.776 → 0.787, held-out arch 0.7421 → 0.7426).
+    soft_name_boost: float = 0.15
+    soft_file_boost: float = 0.15
     # For questions in words, a file linked (by resolved dependency edges, either way) with the
     # question's `hub_files` best files gains hub_boost × the best score × the share of their
     # scores it is linked with: the manager or main class that ties the parts together leads
