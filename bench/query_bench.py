@@ -42,8 +42,8 @@ for _path in (str(BENCH_DIR), str(REPO_ROOT)):
 from _common import emit_report, format_table, latency_summary, peak_rss_mib, percentile, run_child  # noqa: E402
 
 BENCH_SCHEMA_VERSION = 1
-DEFAULT_STORES = {"minilm": Path("/tmp/bench/stdlib-index"), "fake": Path("/tmp/bench/stdlib-index-fake"),
-                  "shaped": Path("/tmp/bench/stdlib-index-shaped")}
+DEFAULT_STORES = {"static": Path("/tmp/bench/stdlib-index-static"), "minilm": Path("/tmp/bench/stdlib-index"),
+                  "fake": Path("/tmp/bench/stdlib-index-fake"), "shaped": Path("/tmp/bench/stdlib-index-shaped")}
 DEFAULT_REPO = Path("/tmp/bench/stdlib")
 # Fixed seed: the same index always yields the same query set, so runs are comparable.
 QUERY_SEED = 20261130
@@ -263,7 +263,7 @@ def build_ref_set(pool: QueryPool, count: int, seed: int) -> list[str]:
 
 # -- the index -----------------------------------------------------------------------------------
 
-EMBEDDERS = ("minilm", "fake", "shaped")
+EMBEDDERS = ("static", "minilm", "fake", "shaped")
 # Marks the synthetic-vector variant in its fingerprint, so a real MiniLM run never reuses its vectors.
 SHAPED_FINGERPRINT_SUFFIX = ":synthetic-vectors"
 
@@ -330,6 +330,8 @@ def embedder_matches(embedder: dict[str, Any], wanted: str) -> bool:
     synthetic = SHAPED_FINGERPRINT_SUFFIX in str(embedder.get("fingerprint", ""))
     if wanted == "fake":
         return "fake" in name
+    if wanted == "static":
+        return "static" in name
     return "minilm" in name and synthetic == (wanted == "shaped")
 
 
@@ -728,8 +730,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", type=Path, default=DEFAULT_REPO, help="Source tree (indexed when --store is empty).")
     parser.add_argument("--store", type=Path, help="Index directory (default: per embedder under /tmp/bench).")
-    parser.add_argument("--embedder", choices=EMBEDDERS, default="minilm",
-                        help="minilm, fake, or shaped (MiniLM tokenizer/chunking, synthetic vectors; see index_provider_for).")
+    parser.add_argument("--embedder", choices=EMBEDDERS, default="static",
+                        help="static (woods's default), minilm, fake, or shaped (MiniLM tokenizer/chunking, synthetic "
+                             "vectors; see index_provider_for).")
     parser.add_argument("--queries", type=int, default=DEFAULT_QUERIES, help="Timed queries (and resolve refs).")
     parser.add_argument("--cold-runs", type=int, default=DEFAULT_COLD_RUNS)
     parser.add_argument("--skip-overlong-units", action="store_true",
