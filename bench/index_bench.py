@@ -679,8 +679,9 @@ def cold_latency(store: Path, queries: list[dict[str, str]], runs: int) -> dict[
     return results
 
 
-def bench_repo(repo: Path, args: argparse.Namespace, work_root: Path) -> dict[str, Any]:
-    work = work_root / (repo.name or "repo")
+def bench_repo(repo: Path, args: argparse.Namespace, work_root: Path, ordinal: int) -> dict[str, Any]:
+    # Numbered: several benchmark roots share a name (`lib`, `src`), and each needs its own store.
+    work = work_root / f"{ordinal:02d}-{repo.name or 'repo'}"
     work.mkdir(parents=True, exist_ok=True)
     store = work / "store"
     texts = work / "texts.json"
@@ -920,12 +921,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     work_root = args.work_dir or Path(tempfile.mkdtemp(prefix="woods-index-bench-", dir="/tmp"))
     runs: list[dict[str, Any]] = []
-    for repo in args.repo:
+    for ordinal, repo in enumerate(args.repo):
         path = Path(repo).resolve()
         if not path.is_dir():
             sys.stderr.write(f"index_bench: not a directory: {repo}\n")
             return 2
-        runs.append(bench_repo(path, args, work_root))
+        runs.append(bench_repo(path, args, work_root, ordinal))
     payload = {
         "schema_version": BENCH_SCHEMA_VERSION,
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
