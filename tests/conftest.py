@@ -31,9 +31,15 @@ __all__ = ["FIXTURES", "REPO", "CliResult", "copy_fixture", "run_cli"]
 
 # The quick loop (`pytest -m "not slow"`, README "Tests") leaves out what starts heavy machinery:
 # a real PostgreSQL or Ray (by the fixtures they need, or a test parametrised over the `postgres`
-# backend), the packaged MiniLM (`model` marker), and modules marked `slow` themselves (whole-
-# repository sweeps, killed subprocesses). CI runs everything.
+# backend), the packaged MiniLM (`model` marker), modules that run woods as separate processes, and
+# tests marked `slow` themselves (whole-repository sweeps, killed subprocesses). CI runs everything.
 SLOW_FIXTURES = frozenset({"pg_server", "pg_database", "local_ray", "model_repo"})
+# Modules that drive woods as separate processes (the CLI, an MCP server over stdio, killed index
+# runs): each test pays an interpreter start-up or more. Their library-level twins stay quick.
+PROCESS_MODULES = frozenset({
+    "test_cli", "test_cli_commands", "test_cli_terminal", "test_cli_ux", "test_docs", "test_interfaces", "test_mcp",
+    "test_moved_repository", "test_two_phase",
+})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -43,6 +49,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.get_closest_marker("model") is not None
             or not SLOW_FIXTURES.isdisjoint(item.fixturenames if isinstance(item, pytest.Function) else ())
             or "postgres" in params.values()
+            or item.path.stem in PROCESS_MODULES
         ):
             item.add_marker(pytest.mark.slow)
 
