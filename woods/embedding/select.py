@@ -36,8 +36,8 @@ MINILM_MARKER = "all-MiniLM-L6-v2"
 # Whether `woods index` adds contextual vectors by itself where the extra is installed (a
 # `--contextual` / `--no-contextual` option decides otherwise). On: a user who installed the extra
 # asked for it, and MiniLM's vectors rank units and symbols better (semble-dev symbol 0.971 against
-# 0.953, Redmine unit MRR@10 0.625 against 0.592), though files for questions in words no better
-# (semble-dev overall 0.8815 against the static model's 0.8849; bench/README.md, "semble_eval.py").
+# 0.953, Redmine unit MRR@10 0.625 against 0.595), though files for questions in words no better
+# (semble-dev overall 0.8856 against the static model's 0.8877; bench/README.md, "semble_eval.py").
 CONTEXTUAL_BY_DEFAULT = True
 
 
