@@ -4,7 +4,7 @@ Every answer comes from `woods.api` (`Index` for questions, `build_index` for in
 module parses arguments, calls the library, and prints — so `woods … --json`, the MCP server and
 `woods.Index` give the same answers under the same field names.
 
-Conventions every command keeps (DEVELOPERS.md): exit 0 ok, 2 bad input (the message says what
+Conventions every command keeps: exit 0 ok, 2 bad input (the message says what
 to do), 3 clarification needed, 1 unexpected (one line; `--debug` for the traceback). `--json`
 prints exactly one JSON object with `schema_version` on stdout and nothing else; progress and
 human chatter go to stderr. Reading commands never write to the index.

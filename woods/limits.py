@@ -64,7 +64,7 @@ MAX_LIST_LIMIT = 1000
 
 # -- the MCP server ------------------------------------------------------------------------------
 
-# Ruby server default (§3.3): an assistant asking for dependencies usually wants two hops.
+# The Ruby gem's index server default: an assistant asking for dependencies usually wants two hops.
 MCP_DEFAULT_GRAPH_DEPTH = 2
 # Graph neighbours per page (Ruby server default): a page fits an assistant's working memory.
 MCP_DEFAULT_GRAPH_PAGE = 50

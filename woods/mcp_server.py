@@ -2,7 +2,7 @@
 
 Why a server: an assistant asks dozens of questions per task. One long-lived process keeps the
 index (SQLite, FAISS, graph) and the query embedder warm in a `woods.api.Index`, so a tool call
-costs the answer, not the start-up. The tools follow the Ruby gem's index server (spec §3.3).
+costs the answer, not the start-up. The tools follow the Ruby gem's index server.
 
 Guarantees:
 - Bad input never kills the server: every failure becomes a tool result with `isError: true` and

@@ -405,7 +405,7 @@ class Index:
         return list(walk.neighbors)
 
     def pagerank(self, limit: int | None = DEFAULT_PAGERANK_LIMIT, types: Sequence[str] | None = None) -> list[RankedUnit]:
-        """The most central units by PageRank (Ruby §1.9), optionally only of `types`; `limit=None`
+        """The most central units by PageRank (as the Ruby gem ranks them), optionally only of `types`; `limit=None`
         returns every unit."""
         if limit is not None:
             limit = validate_positive("limit", limit, MAX_LIST_LIMIT)

@@ -109,7 +109,7 @@ def vector_state(gen: WarmGeneration, background: BackgroundVectors) -> dict[str
 
 def repo_name(stores: IndexStores | PostgresStores) -> str | None:
     """The one repository a PostgreSQL view reads (None: a `.woods` directory, or several)."""
-    return getattr(stores, "repo", None)
+    return stores.repo
 
 
 def filtered_contents(

@@ -154,7 +154,7 @@ class GraphWalk:
 
 @dataclass(frozen=True, slots=True)
 class RankedUnit:
-    """A unit by structural importance (PageRank, Ruby §1.9), with its type."""
+    """A unit by structural importance (PageRank, as the Ruby gem ranks it), with its type."""
 
     identifier: str
     type: str

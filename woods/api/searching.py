@@ -167,8 +167,8 @@ def retrieve(
 
 def _with_repo(stores: IndexStores | PostgresStores, hit: SearchHit) -> SearchHit:
     """The hit with the repository it comes from, for a PostgreSQL store."""
-    repo_of = getattr(stores, "repo_of", None)
-    return replace(hit, repo=repo_of(hit.key)) if callable(repo_of) else hit
+    repo = stores.repo_of(hit.key)
+    return hit if repo is None else replace(hit, repo=repo)
 
 
 def file_filter(globs: Sequence[str] | None, langs: Sequence[str] | None) -> FileFilter | None:

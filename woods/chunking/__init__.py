@@ -89,7 +89,7 @@ def chunk_unit(
         if outline != source:
             return _pack(unit, outline, prefix, provider_count_tokens, max_tokens, base, (), CHUNK_SKELETON)
     # A Ruby model/controller/class-like unit that must be split is split along its sections
-    # (summary, associations, action_show, method_call …) instead of line windows (spec §1.5). Its
+    # (summary, associations, action_show, method_call …) instead of line windows (the Ruby gem's). Its
     # chunks cover the source but need not concatenate to it (a section gathers non-contiguous
     # lines). Its methods' line ranges come from the member units (no second parse).
     semantic = semantic_unit_chunks(

@@ -1,4 +1,4 @@
-"""Semantic chunking of Ruby class-like units: the Ruby gem's SemanticChunker (spec §1.5).
+"""Semantic chunking of Ruby class-like units: the Ruby gem's SemanticChunker.
 
 Why: a large Rails model or controller embedded as arbitrary line windows mixes unrelated code in
 one vector; split along its sections (associations, validations, one chunk per controller action,

@@ -159,7 +159,7 @@ class LinkedUnits:
 
 
 def link_units(units: Sequence[Unit], *, link: bool, prefix_aliases: dict[str, str]) -> LinkedUnits:
-    """Keys, edges (resolved when `link`), PageRank over public identifiers (Ruby §1.9), dependents."""
+    """Keys, edges (resolved when `link`), PageRank over public identifiers (as the Ruby gem computes it), dependents."""
     keys = assign_keys(units)
     names = LinkTargets.build(zip(keys, units, strict=True), prefix_aliases)
     keyed: list[tuple[str, Unit]] = []

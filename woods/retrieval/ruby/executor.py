@@ -293,7 +293,7 @@ class SearchExecutor:
         return deduplicate(found)[:limit]
 
     def graph_seeds(self, query: str) -> list[str]:
-        """Storage keys of the query's subjects (spec §2.4 graph seed resolution)."""
+        """Storage keys of the query's subjects (the Ruby gem's graph seed resolution)."""
         records_by_term = self._graph_query_records(query)
         exact: list[Record] = []
         for term, records in records_by_term.items():
