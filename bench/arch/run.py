@@ -167,7 +167,7 @@ def load_repos(only: Sequence[str] = (), languages: Sequence[str] = ()) -> list[
 
 
 # --------------------------------------------------------------------------------------------
-# metrics (semble-dev's definitions, copied from /work/shared/semble-dev/run.py)
+# metrics (semble-dev's definitions, copied from ../shared/semble-dev/run.py)
 # --------------------------------------------------------------------------------------------
 
 

@@ -55,7 +55,7 @@ import localize_lib as lib  # noqa: E402
 
 MIRRORS = Path(os.environ.get("WOODS_MIRRORS", "/work/.mirror"))
 
-# The repositories mined, with the language each is listed under in /work/wt/EVAL_REPOS.md (a
+# The repositories mined, with the language each is listed under in bench/EVAL_REPOS.md (a
 # query's own language comes from its gold files). None is a semble-benchmark repository.
 REPOSITORIES: dict[str, str] = {
     "Textualize/rich": "python", "celery/celery": "python", "psf/black": "python", "httpie/cli": "python",
@@ -71,7 +71,7 @@ REPOSITORIES: dict[str, str] = {
     "App-vNext/Polly": "csharp", "serilog/serilog": "csharp", "AutoMapper/AutoMapper": "csharp",
     "jqlang/jq": "c", "tmux/tmux": "c", "facebook/zstd": "c",
     "gabime/spdlog": "cpp", "catchorg/Catch2": "cpp",
-    # Added for this set (appended to /work/wt/EVAL_REPOS.md): histories whose fix messages often
+    # Added for this set (appended to bench/EVAL_REPOS.md): histories whose fix messages often
     # carry the stack trace or error output the fix is about. (puma/puma was a candidate, but the
     # static model's training corpus holds it.)
     "python/mypy": "python", "mikro-orm/mikro-orm": "typescript", "restic/restic": "go", "netty/netty": "java",
@@ -88,8 +88,8 @@ MAX_CHANGED_FILES = 40  # every file the commit touches, tests and docs included
 
 # Repositories a dev set of ours must never use: the semble benchmark's and the static model's
 # training corpus (when that file exists).
-BENCHMARK_REPOS = Path(os.environ.get("WOODS_SEMBLE_REPOS", "/work/shared/semble-dev/benchmark-repos.tsv"))
-TRAINING_CORPUS = Path(os.environ.get("WOODS_STATIC_CORPUS", "/work/wt/static-model/training/static_model/corpus.json"))
+BENCHMARK_REPOS = Path(os.environ.get("WOODS_SEMBLE_REPOS", str(ROOT.parent / "shared" / "semble-dev" / "benchmark-repos.tsv")))
+TRAINING_CORPUS = Path(os.environ.get("WOODS_STATIC_CORPUS", str(ROOT / "training" / "static_model" / "corpus.json")))
 
 
 def forbidden_repos() -> set[str]:
