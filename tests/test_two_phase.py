@@ -398,3 +398,25 @@ def test_the_pause_restores_the_collector_as_it_found_it(tmp_path):
     with pytest.raises(InputError):
         index_repository(tmp_path / "missing", tmp_path / "s", CountingFake, workers=1)
     assert gc.isenabled()
+
+
+def test_an_index_of_another_embedder_is_re_embedded_and_never_mixed(tmp_path):
+    # An index written with one embedder (here the Fake one, standing in for an older woods's
+    # MiniLM-only index) is re-embedded whole when the default changes: no vector of the old
+    # model is reused, the new generation names the new embedder, and a search embeds its query
+    # with the embedder the generation names.
+    from woods.api import Index
+    from woods.embedding.static import StaticEmbeddingProvider
+    from woods.store.index import IndexStores
+
+    repo = shutil.copytree(FIXTURES / "rails_app", tmp_path / "app")
+    store = tmp_path / "store"
+    first = index_repository(repo, store, FakeEmbeddingProvider, workers=1)
+    second = index_repository(repo, store, StaticEmbeddingProvider, workers=1)
+    assert first.embedded == first.chunks and second.embedded == second.chunks  # chunked for the new model too
+    with IndexStores.open(store) as stores:
+        assert "static" in str(stores.manifest.embedder["name"])
+        assert stores.vectors.count() == second.chunks
+    with Index.open(store=store) as index:
+        result = index.search("charge a customer's invoice", limit=3)
+        assert result.hits and "vector" in {s for h in result.hits for s in h.sources}
