@@ -50,6 +50,14 @@ def test_open_by_path_and_by_store_read_the_same_index(repo):
         assert by_path.structure().counts == by_store.structure().counts
 
 
+def test_open_from_a_subdirectory_reads_the_repository_index_as_the_cli_does(repo):
+    below = next(p for p in sorted(repo.rglob("*")) if p.is_dir() and ".woods" not in p.parts)
+    with Index.open(below) as from_below, Index.open(repo) as at_root:
+        assert from_below.store_dir == at_root.store_dir == repo / ".woods"
+        status = from_below.status()
+        assert status.warnings == () and status.changes.fresh and status.root == str(repo)
+
+
 def test_open_rejects_missing_index_and_both_locations(tmp_path, repo):
     with pytest.raises(InputError, match="no woods index"):
         Index.open(tmp_path)

@@ -44,7 +44,7 @@ from woods.api.background import BackgroundVectors
 from woods.api.building import build_index, default_base, embedders_of
 from woods.api.generations import CachingEmbedder, Generations, WarmGeneration
 from woods.api.inspection import STRUCTURE_DETAILS
-from woods.api.location import is_server_url, store_spec
+from woods.api.location import is_server_url, locate_index, store_spec
 from woods.api.lookups import GRAPH_DIRECTIONS
 from woods.api.searching import READ_AS, file_filter, looks_like_issue
 from woods.api.validation import validate_identifier, validate_names, validate_positive, validate_via
@@ -134,10 +134,9 @@ class Index:
         exact: bool = False,
         ranking: CodeSearchConfig | None = None,
     ) -> Index:
-        """Open the index of repository `path` (default: cwd), or the index directory or
-        PostgreSQL URL `store` (`repo` picks one repository of a PostgreSQL store)."""
-        from woods.store.index import store_dir_for
-
+        """Open the index of repository `path` (default: cwd) — the nearest `.woods` at or above it,
+        up to the repository root, as the CLI and the MCP server find it (`locate_index`) — or the
+        index directory or PostgreSQL URL `store` (`repo` picks one repository of a PostgreSQL store)."""
         if path is not None and store is not None:
             raise InputError("pass either path or store, not both")
         root = Path(path) if path is not None else None
@@ -145,8 +144,10 @@ class Index:
             raise InputError(f"path not found: {root}")
         if is_server_url(store):
             return cls(str(store), mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
-        location = store_dir_for(root, Path(store) if store is not None else None)
-        return cls(location, mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking, root=root)
+        if store is not None:
+            return cls(Path(store), mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking)
+        where = locate_index(root)
+        return cls(where.store, mode=mode, profile=profile, repo=repo, exact=exact, ranking=ranking, root=where.root)
 
     # -- lifecycle -------------------------------------------------------------------------
     def _open_generation(self) -> WarmGeneration:
