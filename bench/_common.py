@@ -14,7 +14,7 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,3 +225,46 @@ def code_search_config(pairs: Sequence[str]) -> Any:
         else:
             changes[key] = float(raw)
     return dataclasses.replace(config, **changes)
+
+
+# -- file-level ranking metrics: semble-dev's definitions (../shared/semble-dev/run.py), shared by
+# the benches that score files (redmine_eval.py, arch/run.py) ---------------------------------------
+
+# semble-dev's cut-off: NDCG@10 over the first ten distinct files.
+TOP_K = 10
+
+
+def dcg(rels: Sequence[int]) -> float:
+    return sum(rel / math.log2(i + 2) for i, rel in enumerate(rels))
+
+
+def ndcg_at_k(relevant_ranks: Sequence[int], n_relevant: int, k: int = TOP_K) -> float:
+    """Binary-gain NDCG@k from the 1-based ranks at which relevant items were found; the ideal
+    uses min(k, n_relevant) (semble's benchmarks/metrics.py)."""
+    if n_relevant == 0:
+        return 0.0
+    rels = [0] * k
+    for rank in relevant_ranks:
+        if 1 <= rank <= k:
+            rels[rank - 1] = 1
+    ideal = dcg([1] * min(k, n_relevant))
+    return dcg(rels) / ideal if ideal > 0 else 0.0
+
+
+def path_matches(file_path: str, target_path: str) -> bool:
+    """semble's rule: equal, or either path is a '/'-suffix of the other."""
+    a = file_path.replace("\\", "/")
+    a = a[2:] if a.startswith("./") else a
+    b = target_path.replace("\\", "/")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def dedupe_files(paths: Iterable[str | None], k: int = TOP_K) -> list[str]:
+    """The first `k` distinct paths, in order (empty ones skipped)."""
+    out: list[str] = []
+    for path in paths:
+        if path and path not in out:
+            out.append(path)
+        if len(out) == k:
+            break
+    return out

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
@@ -47,7 +46,15 @@ for _path in (str(BENCH_DIR), str(REPO_ROOT)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from _common import code_search_config, format_table, write_json  # noqa: E402
+from _common import (  # noqa: E402
+    TOP_K,
+    code_search_config,
+    dedupe_files,
+    format_table,
+    ndcg_at_k,
+    path_matches,
+    write_json,
+)
 
 DEFAULT_REDMINE = Path("/tmp/redmine/root/usr/share/redmine")
 DEFAULT_STORE = Path("/tmp/redmine-eval-store")
@@ -55,7 +62,6 @@ DEFAULT_QUESTIONS = BENCH_DIR / "redmine_questions.json"
 # default: woods' own classification; vector: the plain MiniLM leg; keyword and lexical: the two
 # lexical legs (`lexical` is skipped with a message where the installed woods does not know it).
 DEFAULT_CONFIGS = ("default=auto", "vector=vector", "keyword=keyword", "lexical=lexical")
-TOP_K = 10
 CATEGORIES = ("semantic", "architecture", "symbol")
 QUESTION_FIELDS = ("id", "question", "category", "kind", "gold_files", "gold_units")
 SOURCE_MARKER = "source.json"
@@ -178,43 +184,6 @@ def missing_gold_units(questions: Iterable[Question], exists: Callable[[str], bo
     return [
         f"{q.id}: gold unit {u!r} not in the index" for q in questions for u in q.gold_units if not exists(u)
     ]
-
-
-# -- metrics (semble-dev's definitions, /work/shared/semble-dev/run.py) --------------------------
-
-
-def dcg(rels: Sequence[int]) -> float:
-    return sum(rel / math.log2(i + 2) for i, rel in enumerate(rels))
-
-
-def ndcg_at_k(relevant_ranks: Sequence[int], n_relevant: int, k: int = TOP_K) -> float:
-    """Binary-gain NDCG@k from the 1-based ranks at which relevant items were found."""
-    if n_relevant == 0:
-        return 0.0
-    rels = [0] * k
-    for rank in relevant_ranks:
-        if 1 <= rank <= k:
-            rels[rank - 1] = 1
-    ideal = dcg([1] * min(k, n_relevant))
-    return dcg(rels) / ideal if ideal > 0 else 0.0
-
-
-def path_matches(file_path: str, target_path: str) -> bool:
-    """semble's rule: equal, or either path is a '/'-suffix of the other."""
-    a = file_path.replace("\\", "/")
-    a = a[2:] if a.startswith("./") else a
-    b = target_path.replace("\\", "/")
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
-
-
-def dedupe_files(paths: Iterable[str | None], k: int = TOP_K) -> list[str]:
-    out: list[str] = []
-    for path in paths:
-        if path and path not in out:
-            out.append(path)
-        if len(out) == k:
-            break
-    return out
 
 
 @dataclass

@@ -58,12 +58,16 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # bench/_common.py, as the other benches import it
+    sys.path.insert(0, str(HERE.parent))
+
+from _common import TOP_K, code_search_config, dedupe_files, ndcg_at_k, path_matches  # noqa: E402
+
 ANN_DIR = HERE / "annotations"
 FN_DIR = HERE / "functions"
 WORK = Path(os.environ.get("WOODS_ARCH_WORK", "/tmp/woods-arch"))
 MIRRORS = Path(os.environ.get("WOODS_ARCH_MIRRORS", "/work/.mirror"))
 
-TOP_K = 10
 CATEGORIES = ("architecture", "semantic")
 # The hard patterns questions were written for on purpose (annotation key `pattern`):
 # registry: a central manager/registry/main class tying drivers or adapters together;
@@ -167,42 +171,8 @@ def load_repos(only: Sequence[str] = (), languages: Sequence[str] = ()) -> list[
 
 
 # --------------------------------------------------------------------------------------------
-# metrics (semble-dev's definitions, copied from ../shared/semble-dev/run.py)
+# metrics (semble-dev's definitions: bench/_common.py's dcg, ndcg_at_k, path_matches, dedupe_files)
 # --------------------------------------------------------------------------------------------
-
-
-def dcg(rels: list[int]) -> float:
-    return sum(r / math.log2(i + 2) for i, r in enumerate(rels))
-
-
-def ndcg_at_k(relevant_ranks: list[int], n_relevant: int, k: int = TOP_K) -> float:
-    """Binary-gain NDCG@k; IDCG uses min(k, n_relevant) (semble benchmarks/metrics.py)."""
-    if n_relevant == 0:
-        return 0.0
-    rels = [0] * k
-    for r in relevant_ranks:
-        if 1 <= r <= k:
-            rels[r - 1] = 1
-    ideal = dcg([1] * min(k, n_relevant))
-    return dcg(rels) / ideal if ideal > 0 else 0.0
-
-
-def path_matches(file_path: str, target_path: str) -> bool:
-    """semble's rule: equal, or either path is a '/'-suffix of the other."""
-    a = file_path.replace("\\", "/")
-    a = a[2:] if a.startswith("./") else a
-    b = target_path.replace("\\", "/")
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
-
-
-def dedupe_files(paths: Iterable[str], k: int = TOP_K) -> list[str]:
-    out: list[str] = []
-    for p in paths:
-        if p not in out:
-            out.append(p)
-        if len(out) == k:
-            break
-    return out
 
 
 def file_ndcg(files: list[str], targets: list[str], k: int = TOP_K) -> float:
@@ -610,12 +580,7 @@ def bm25_for(root: Path) -> BM25Files:
 def code_config(pairs: Sequence[str]) -> Any:
     """None without changes, else a CodeSearchConfig with `field=value` changes (bench/_common.py's
     parser, the one bench/semble_eval.py uses)."""
-    if not pairs:
-        return None
-    sys.path.insert(0, str(HERE.parent))
-    from _common import code_search_config
-
-    return code_search_config(pairs)
+    return code_search_config(pairs) if pairs else None
 
 
 def system_searcher(system: str, provider: str, config: Any = None) -> Callable[[Repo, str], Callable[[str], list[Hit]]]:
